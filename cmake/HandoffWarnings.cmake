@@ -1,0 +1,16 @@
+# One interface target carries our warning policy and the optional sanitizers.
+add_library(handoff_warnings INTERFACE)
+add_library(handoff::warnings ALIAS handoff_warnings)
+target_compile_options(handoff_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wnon-virtual-dtor
+  -Wold-style-cast -Woverloaded-virtual -Wimplicit-fallthrough)
+if(HANDOFF_SANITIZE)
+  target_compile_options(handoff_warnings INTERFACE -fsanitize=${HANDOFF_SANITIZE} -fno-omit-frame-pointer)
+  target_link_options(handoff_warnings INTERFACE -fsanitize=${HANDOFF_SANITIZE})
+endif()
+
+# Our own targets build with warnings as errors; third-party headers come in as SYSTEM.
+function(handoff_target target)
+  target_link_libraries(${target} PRIVATE handoff::warnings)
+  set_target_properties(${target} PROPERTIES COMPILE_WARNING_AS_ERROR ON)
+endfunction()

@@ -1,0 +1,69 @@
+// A delivered batch: allocate the budget, project every admitted result (saving the full text
+// of the cut ones), and render the one message the parent model reads.
+//
+// Rendering follows OpenPI: each section is `Subagent ID "TITLE" finished.` (or `failed.` and
+// `Error: ...`, or `was cancelled.`), a blank line, then the projection; sections are joined
+// with "\n\n---\n\n"; a deferred notice closes the batch when results were held back. The whole
+// rendered text is within the batch cap.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/budget.hpp"
+#include "engine/projection.hpp"
+
+namespace handoff {
+
+class artifact_store;
+
+enum class result_status { done, error, cancelled };
+std::string_view to_string(result_status s) noexcept;
+std::optional<result_status> parse_result_status(std::string_view s) noexcept;
+
+// One finished child as the batch builder needs it. `final_text` must stay valid during build.
+struct batch_input {
+  std::string child_id;
+  std::string title;           // may be empty
+  result_status status = result_status::done;
+  std::string error;           // may be empty
+  std::string_view final_text;
+  std::optional<std::string> sha256;  // the text's hash, when already known
+};
+
+struct batch_section {
+  std::string child_id;
+  std::string title;
+  result_status status = result_status::done;
+  std::string error;
+  projection proj;                      // proj.text is what the section shows
+  std::optional<artifact_ref> artifact; // set when proj.truncated
+  std::size_t input_index = 0;          // index into the inputs
+};
+
+struct batch {
+  std::vector<batch_section> sections;  // admitted, completion order
+  std::vector<std::size_t> deferred;    // input indices held for the next flush
+  budget_report budget;
+  std::string text;                     // the rendered message; bytes <= budget.batch_cap_bytes
+};
+
+struct batch_options {
+  surface_caps caps = surface_caps::wait();
+  std::optional<context_usage> usage;
+  double head_share = 0.75;
+  dynamic_policy policy{};
+};
+
+// Wrapper text around section i's projection (header, error, separator); exposed for tests.
+std::string section_header(const batch_input& in);
+
+// Builds the batch. `store` may be null (then cut results say "not saved: no artifact store").
+batch build_batch(std::span<const batch_input> inputs, const batch_options& options,
+                  artifact_store* store);
+
+}  // namespace handoff

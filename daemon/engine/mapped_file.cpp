@@ -1,0 +1,1 @@
+#include "engine/mapped_file.hpp"

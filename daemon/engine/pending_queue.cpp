@@ -1,0 +1,1 @@
+#include "engine/pending_queue.hpp"

@@ -1,0 +1,61 @@
+// Contract 1 of design.md: a bounded head + tail projection of one final text.
+//
+// The whole projected text (head, omission marker, tail, footer, artifact path) never exceeds
+// `max_bytes` bytes nor `max_lines` lines. Cuts fall on line boundaries; only a single line
+// longer than its share is cut inside, and never inside a UTF-8 sequence. Lines are numbered
+// like Pi's `read`: text.split("\n"), 1-based. Deterministic, one pass, linear in the input.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "engine/text_shape.hpp"
+
+namespace handoff {
+
+struct projection_limits {
+  std::size_t max_bytes = 16 * 1024;  // bound on the whole projection, UTF-8 bytes
+  std::size_t max_lines = 600;        // bound on the whole projection's lines
+  double head_share = 0.75;           // share of the body budget for the head, [0.05, 0.95]
+};
+
+// Smallest limits project() accepts for a cut text; below them the marker and footer
+// alone would not fit (the budget's floors are at or above these).
+inline constexpr std::size_t min_projection_bytes = 512;
+inline constexpr std::size_t min_projection_lines = 8;
+
+// Where the full text of a cut result went.
+struct artifact_ref {
+  bool saved = false;   // true: `path` holds the exact full text
+  std::string path;     // absolute path of the artifact when saved, else empty
+  std::string sha256;   // lowercase hex SHA-256 of the full text (set even when not saved)
+  std::string error;    // why it was not saved (plain words, errno text), when !saved
+};
+
+struct projection {
+  std::string text;               // what the parent model reads; the input itself when !truncated
+  bool truncated = false;
+  text_shape total;               // the full text's bytes and lines
+  std::size_t head_lines = 0;     // lines 1..head_lines are shown whole at the head
+  std::size_t tail_lines = 0;     // the last tail_lines lines are shown whole at the tail
+  std::size_t head_bytes = 0;     // bytes of the full text shown as head (partial line included)
+  std::size_t tail_bytes = 0;     // bytes of the full text shown as tail (partial line included)
+  bool head_partial = false;      // part of line head_lines+1 is shown after the whole lines
+  bool tail_partial = false;      // part of the line before the tail's whole lines is shown
+  std::size_t omitted_first = 0;  // first omitted line, 1-based: the footer's read `offset`
+  std::size_t omitted_count = 0;  // omitted lines (partly shown ones included): read `limit`
+};
+
+// True when `text` is within both limits: project() would return it byte for byte.
+bool fits(std::string_view text, const projection_limits& limits) noexcept;
+
+// Projects `text`. When it fits, returns it unchanged (`artifact` is ignored). Otherwise
+// returns head + marker + tail + footer; the footer names `artifact.path` and the exact read
+// call when `artifact.saved`, or says the full text was not saved and why.
+// Throws std::invalid_argument when a cut is needed and the limits are below the minimums or
+// too small to hold the marker and footer for this artifact.
+projection project(std::string_view text, const projection_limits& limits,
+                   const artifact_ref& artifact);
+
+}  // namespace handoff

@@ -1,0 +1,1 @@
+#include "engine/sha256.hpp"

@@ -1,0 +1,1 @@
+#include "engine/utf8.hpp"

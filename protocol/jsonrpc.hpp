@@ -1,0 +1,75 @@
+// JSON-RPC 2.0 messages: classification of one decoded frame, error codes, and builders.
+// No sockets here: bytes in, values out.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace handoff::rpc {
+
+using json = nlohmann::json;
+
+// Error codes. -32700..-32603 are JSON-RPC's own; -32000..-32099 are handoff's (docs/protocol.md).
+enum class errc : int {
+  parse_error = -32700,       // not JSON, invalid UTF-8, nested too deep
+  invalid_request = -32600,   // JSON, but not a JSON-RPC 2.0 request/notification/response
+  method_not_found = -32601,
+  invalid_params = -32602,    // a field missing, of the wrong type or out of range (named)
+  internal_error = -32603,    // a bug or an unexpected failure; logged once
+  unknown_parent = -32001,    // no such parent known to the daemon
+  unknown_child = -32002,     // no such child under that parent
+  frame_too_large = -32003,   // a frame over the configured cap (it was skipped)
+  too_many_connections = -32004,  // the connection cap was reached; the connection closes
+  storage_failed = -32005,    // the durable queue could not persist it: NOT acknowledged
+  conflict = -32006,          // the child already completed with a different final text
+  not_found = -32007,         // artifact/read: no artifact with that sha256
+  shutting_down = -32008,     // the daemon is stopping; retry after it restarts
+  request_timeout = -32009,   // a daemon -> client request got no reply in time
+  overloaded = -32010,        // a per-connection or global limit refused the request
+};
+
+// The one exception type handlers throw; the dispatcher turns it into an error response.
+struct rpc_error : std::runtime_error {
+  errc code;
+  json data;  // optional structured detail (null when none)
+  rpc_error(errc c, const std::string& message, json d = nullptr)
+      : std::runtime_error(message), code(c), data(std::move(d)) {}
+};
+
+struct parse_limits {
+  std::size_t max_depth = 64;  // nesting of arrays/objects in one message
+};
+
+// One decoded message.
+struct message {
+  enum class kind { request, notification, response };
+  kind type = kind::request;
+  json id;                 // request/response id: string or integer (null for notifications)
+  std::string method;      // request/notification
+  json params;             // request/notification: object, array or null when absent
+  json result;             // response: the result (null when error is set)
+  std::optional<json> error;  // response: the error object {code, message, data?}
+};
+
+// Parses one frame. On failure throws rpc_error (parse_error or invalid_request); when the
+// frame was a JSON object with a usable "id", the error's data holds {"id": <id>} so the reply
+// can carry it (JSON-RPC says: id null when it could not be determined).
+message parse_message(std::string_view frame, const parse_limits& limits = {});
+
+// Serialized messages (one line of compact JSON, no newline). Invalid UTF-8 inside values is
+// replaced (U+FFFD) rather than throwing; our own strings are validated before they get here.
+std::string make_response(const json& id, const json& result);
+std::string make_error(const json& id, errc code, std::string_view message,
+                       const json& data = nullptr);
+std::string make_request(const json& id, std::string_view method, const json& params);
+std::string make_notification(std::string_view method, const json& params);
+
+// The standard message for a code ("Parse error", "Invalid params", ...).
+std::string_view default_message(errc code) noexcept;
+
+}  // namespace handoff::rpc
