@@ -1,0 +1,137 @@
+#include "config.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+namespace handoff::daemon {
+namespace {
+
+std::filesystem::path env_path(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? std::filesystem::path(v) : std::filesystem::path();
+}
+
+std::filesystem::path home_dir() {
+  auto home = env_path("HOME");
+  if (home.empty()) throw std::runtime_error("HOME is not set; pass the directories explicitly");
+  return home;
+}
+
+void add_caps(CLI::App& app, surface_caps& caps, const std::string& prefix, const std::string& what) {
+  app.add_option("--" + prefix + "-result-bytes", caps.per_result_bytes,
+                 what + ": max bytes of one result's projection")->capture_default_str();
+  app.add_option("--" + prefix + "-batch-bytes", caps.per_batch_bytes,
+                 what + ": max bytes of one rendered batch")->capture_default_str();
+  app.add_option("--" + prefix + "-floor-bytes", caps.floor_bytes,
+                 what + ": no result is cut below this many bytes")->capture_default_str();
+  app.add_option("--" + prefix + "-max-lines", caps.max_lines,
+                 what + ": max lines of one result's projection")->capture_default_str();
+}
+
+}  // namespace
+
+void add_options(CLI::App& app, config& cfg) {
+  app.set_config("--config", "", "Read options from this INI/TOML file (key = value)");
+  app.add_option("--socket", cfg.socket_path, "Unix socket path [$XDG_RUNTIME_DIR/handoff/handoffd.sock]");
+  app.add_option("--artifact-dir", cfg.artifact_dir,
+                 "Artifact store [${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results]");
+  app.add_option("--queue-dir", cfg.queue_dir, "Durable queue [${XDG_STATE_HOME:-~/.local/state}/handoff/queue]");
+  app.add_option("--max-frame-bytes", cfg.max_frame_bytes, "Max bytes of one JSON-RPC frame")->capture_default_str();
+  app.add_option("--max-depth", cfg.max_depth, "Max JSON nesting depth of one message")->capture_default_str();
+  app.add_option("--max-connections", cfg.max_connections, "Max concurrent connections")->capture_default_str();
+  app.add_option("--max-outbox-bytes", cfg.max_outbox_bytes,
+                 "Unsent bytes a connection may hold before it is dropped")->capture_default_str();
+  app.add_option("--frame-timeout-ms", cfg.frame_timeout_ms,
+                 "A frame that has started must complete within this")->capture_default_str();
+  app.add_option("--usage-timeout-ms", cfg.usage_timeout_ms,
+                 "How long to wait for a parent's context/usage answer")->capture_default_str();
+  app.add_option("--deliver-timeout-ms", cfg.deliver_timeout_ms,
+                 "How long to wait for a parent/deliver acknowledgement")->capture_default_str();
+  app.add_option("--flush-delay-ms", cfg.flush_delay_ms,
+                 "Coalesce completions arriving within this before an auto-delivery")->capture_default_str();
+  app.add_option("--workers", cfg.workers, "Threads for hashing and disk writes")->capture_default_str();
+  app.add_option("--head-share", cfg.head_share, "Share of a projection given to the head")->capture_default_str();
+  app.add_option("--max-final-text-bytes", cfg.wire.max_final_text_bytes, "Max bytes of one finalText")
+      ->capture_default_str();
+  app.add_option("--max-title-bytes", cfg.wire.max_title_bytes, "Max bytes of a title")->capture_default_str();
+  app.add_option("--max-error-bytes", cfg.wire.max_error_bytes, "Max bytes of an error text")->capture_default_str();
+  add_caps(app, cfg.auto_caps, "auto", "auto-delivery");
+  add_caps(app, cfg.wait_caps, "wait", "subagent/wait");
+  app.add_option("--headroom-share", cfg.policy.headroom_share,
+                 "Share of the parent's free context a batch may use")->capture_default_str();
+  app.add_option("--bytes-per-token", cfg.policy.bytes_per_token, "Bytes per token for the dynamic budget")
+      ->capture_default_str();
+  app.add_option("--log-level", cfg.log_level, "trace|debug|info|warn|error|off")->capture_default_str();
+  app.add_option("--log-format", cfg.log_format, "text|json")->capture_default_str();
+}
+
+void resolve_defaults(config& cfg) {
+  if (cfg.socket_path.empty()) {
+    auto runtime = env_path("XDG_RUNTIME_DIR");
+    if (runtime.empty())
+      throw std::runtime_error("XDG_RUNTIME_DIR is not set; pass --socket PATH");
+    cfg.socket_path = runtime / "handoff" / "handoffd.sock";
+  }
+  if (cfg.artifact_dir.empty()) {
+    auto agent = env_path("PI_CODING_AGENT_DIR");
+    if (agent.empty()) agent = home_dir() / ".pi" / "agent";
+    cfg.artifact_dir = agent / "cache" / "openpi" / "subagent-results";
+  }
+  if (cfg.queue_dir.empty()) {
+    auto state = env_path("XDG_STATE_HOME");
+    if (state.empty()) state = home_dir() / ".local" / "state";
+    cfg.queue_dir = state / "handoff" / "queue";
+  }
+  cfg.socket_path = std::filesystem::absolute(cfg.socket_path);
+  cfg.artifact_dir = std::filesystem::absolute(cfg.artifact_dir);
+  cfg.queue_dir = std::filesystem::absolute(cfg.queue_dir);
+}
+
+void validate(const config& cfg) {
+  auto require = [](bool ok, const char* what) {
+    if (!ok) throw std::invalid_argument(what);
+  };
+  require(cfg.socket_path.native().size() < 108, "--socket: path must be shorter than 108 bytes");
+  require(cfg.max_frame_bytes >= 4096, "--max-frame-bytes: at least 4096");
+  require(cfg.max_depth >= 4 && cfg.max_depth <= 1024, "--max-depth: 4..1024");
+  require(cfg.max_connections >= 1, "--max-connections: at least 1");
+  require(cfg.max_outbox_bytes >= 64 * 1024, "--max-outbox-bytes: at least 65536");
+  require(cfg.workers >= 1 && cfg.workers <= 64, "--workers: 1..64");
+  require(cfg.head_share >= 0.05 && cfg.head_share <= 0.95, "--head-share: 0.05..0.95");
+  require(cfg.policy.headroom_share > 0 && cfg.policy.headroom_share <= 1, "--headroom-share: (0, 1]");
+  require(cfg.policy.bytes_per_token >= 1, "--bytes-per-token: at least 1");
+  for (const auto* caps : {&cfg.auto_caps, &cfg.wait_caps}) {
+    require(caps->floor_bytes >= 512, "--*-floor-bytes: at least 512");
+    require(caps->per_result_bytes >= caps->floor_bytes, "--*-result-bytes: at least the floor");
+    require(caps->per_batch_bytes >= caps->per_result_bytes, "--*-batch-bytes: at least the per-result cap");
+    require(caps->max_lines >= 8, "--*-max-lines: at least 8");
+  }
+  require(cfg.log_format == "text" || cfg.log_format == "json", "--log-format: text or json");
+}
+
+nlohmann::json limits_json(const config& cfg) {
+  auto caps = [](const surface_caps& c) {
+    return nlohmann::json{{"perResultBytes", c.per_result_bytes},
+                          {"perBatchBytes", c.per_batch_bytes},
+                          {"floorBytes", c.floor_bytes},
+                          {"maxLines", c.max_lines}};
+  };
+  return {{"maxFrameBytes", cfg.max_frame_bytes},
+          {"maxDepth", cfg.max_depth},
+          {"maxIdBytes", cfg.wire.max_id_bytes},
+          {"maxTitleBytes", cfg.wire.max_title_bytes},
+          {"maxErrorBytes", cfg.wire.max_error_bytes},
+          {"maxProgressBytes", cfg.wire.max_progress_bytes},
+          {"maxFinalTextBytes", cfg.wire.max_final_text_bytes},
+          {"maxChildIds", cfg.wire.max_child_ids},
+          {"previewBytes", 2048},
+          {"previewLines", 20},
+          {"autoDelivery", caps(cfg.auto_caps)},
+          {"wait", caps(cfg.wait_caps)},
+          {"headShare", cfg.head_share}};
+}
+
+}  // namespace handoff::daemon

@@ -1,0 +1,56 @@
+// Every knob of handoffd, with its default. Set on the command line or in a config file
+// (CLI11 INI/TOML: `key = value`, the long option names without dashes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "engine/budget.hpp"
+#include "protocol/messages.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace handoff::daemon {
+
+struct config {
+  std::filesystem::path socket_path;    // default $XDG_RUNTIME_DIR/handoff/handoffd.sock
+  std::filesystem::path artifact_dir;   // default ${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results
+  std::filesystem::path queue_dir;      // default ${XDG_STATE_HOME:-~/.local/state}/handoff/queue
+
+  std::size_t max_frame_bytes = 20 * 1024 * 1024;  // one JSON-RPC frame, bytes
+  std::size_t max_depth = 64;                      // JSON nesting per message
+  std::size_t max_connections = 256;               // concurrent client connections
+  std::size_t max_outbox_bytes = 8 * 1024 * 1024;  // unsent bytes per connection before it is dropped
+  std::uint32_t frame_timeout_ms = 30'000;         // a started frame must complete within this
+  std::uint32_t usage_timeout_ms = 2'000;          // wait for a context/usage answer
+  std::uint32_t deliver_timeout_ms = 60'000;       // wait for a parent/deliver acknowledgement
+  std::uint32_t flush_delay_ms = 50;               // coalesce completions arriving together
+  std::size_t workers = 2;                         // disk/hash worker threads
+  double head_share = 0.75;                        // projection head share, [0.05, 0.95]
+
+  rpc::wire_limits wire{};                           // caps on client fields
+  surface_caps auto_caps = surface_caps::auto_delivery();
+  surface_caps wait_caps = surface_caps::wait();
+  dynamic_policy policy{};
+
+  std::string log_level = "info";    // trace|debug|info|warn|error|off
+  std::string log_format = "text";   // text|json
+};
+
+// Adds every option to `app` (bound to `cfg`) and the --config file option.
+void add_options(CLI::App& app, config& cfg);
+
+// Fills unset paths from the environment; throws std::runtime_error naming what is missing.
+void resolve_defaults(config& cfg);
+
+// Checks ranges after parsing; throws std::invalid_argument naming the option.
+void validate(const config& cfg);
+
+// The effective limits as reported by `initialize` and docs/protocol.md.
+nlohmann::json limits_json(const config& cfg);
+
+}  // namespace handoff::daemon

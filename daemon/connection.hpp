@@ -1,0 +1,115 @@
+// One client connection: framing in, one writer draining a bounded outbox, and calls from the
+// daemon to the client (context/usage, parent/deliver) matched to their replies.
+//
+// Everything here runs on the single I/O thread; no locks. The reader and writer coroutines
+// hold a shared_ptr to the connection, so it lives as long as either runs.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <asio/awaitable.hpp>
+#include <asio/local/stream_protocol.hpp>
+#include <asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include "protocol/framing.hpp"
+#include "protocol/jsonrpc.hpp"
+
+namespace handoff::daemon {
+
+struct config;
+class connection;
+
+// What the connection hands upward: requests and notifications (already parsed), and its end.
+class message_sink {
+ public:
+  virtual ~message_sink() = default;
+  virtual asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) = 0;
+  virtual void on_closed(const std::shared_ptr<connection>& conn) = 0;
+};
+
+// The outcome of a daemon -> client call.
+struct call_outcome {
+  enum class kind { result, error_reply, timeout, closed };
+  kind how = kind::closed;
+  nlohmann::json result;  // when how == result
+  std::string error;      // plain words otherwise
+  bool ok() const noexcept { return how == kind::result; }
+};
+
+class connection : public std::enable_shared_from_this<connection> {
+ public:
+  using socket_type = asio::local::stream_protocol::socket;
+
+  connection(socket_type socket, const config& cfg, message_sink& sink, std::uint64_t id);
+  ~connection();
+
+  // Spawns the reader, writer and frame watchdog.
+  void start();
+  // Closes at once: pending writes are dropped (their callbacks get false), calls end as closed.
+  void close(std::string_view why);
+  // Stops reading; closes once the outbox has drained (graceful shutdown).
+  void close_after_drain();
+
+  // Queues one JSON text for the wire. `on_written(true)` once it was written, `(false)` if the
+  // connection closed first. Exceeding the outbox cap closes the connection (a client that does
+  // not read cannot grow our memory).
+  void send(std::string payload, std::function<void(bool)> on_written = {});
+  // Same, resuming when the bytes were written (true) or the connection closed (false).
+  asio::awaitable<bool> send_and_wait(std::string payload);
+
+  // Sends a request to the client and waits for its reply, at most `timeout`.
+  asio::awaitable<call_outcome> call(std::string_view method, const nlohmann::json& params,
+                                     std::chrono::milliseconds timeout);
+
+  std::uint64_t id() const noexcept { return id_; }
+  bool is_open() const noexcept { return open_; }
+  // The parent this connection is the endpoint of, if it registered as one.
+  const std::optional<std::string>& parent_id() const noexcept { return parent_id_; }
+  void set_parent_id(std::string parent) { parent_id_ = std::move(parent); }
+  std::size_t requests_in_flight() const noexcept { return requests_in_flight_; }
+
+ private:
+  struct outgoing {
+    std::string bytes;
+    std::function<void(bool)> on_written;
+  };
+  struct pending_call {
+    asio::steady_timer timer;
+    std::optional<call_outcome> outcome;
+  };
+
+  asio::awaitable<void> read_loop();
+  asio::awaitable<void> write_loop();
+  asio::awaitable<void> watchdog();
+  void handle_frame(rpc::decoded_frame frame);
+  void handle_response(const rpc::message& msg);
+  void finish_calls(call_outcome::kind how, std::string_view why);
+
+  socket_type socket_;
+  const config& cfg_;
+  message_sink& sink_;
+  std::uint64_t id_;
+  rpc::frame_decoder decoder_;
+  std::deque<outgoing> outbox_;
+  std::size_t outbox_bytes_ = 0;
+  asio::steady_timer wake_writer_;
+  asio::steady_timer watchdog_timer_;
+  std::chrono::steady_clock::time_point partial_since_{};
+  bool open_ = true;
+  bool draining_ = false;
+  std::optional<std::string> parent_id_;
+  std::int64_t next_call_id_ = 1;
+  std::unordered_map<std::int64_t, pending_call*> calls_;
+  std::size_t requests_in_flight_ = 0;
+};
+
+}  // namespace handoff::daemon

@@ -1,0 +1,72 @@
+// handoffd: the long-running local daemon. See README.md and docs/protocol.md.
+#include <csignal>
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <asio/io_context.hpp>
+#include <asio/thread_pool.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "config.hpp"
+#include "engine/artifact_store.hpp"
+#include "engine/pending_queue.hpp"
+#include "listener.hpp"
+#include "server.hpp"
+#include "service.hpp"
+#include "version.hpp"
+
+namespace {
+
+void setup_logging(const handoff::daemon::config& cfg) {
+  auto logger = spdlog::stderr_color_mt("handoffd");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(cfg.log_level));
+  if (cfg.log_format == "json")
+    spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","message":"%v"})");
+  else
+    spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace handoff;
+  daemon::config cfg;
+  CLI::App app{"handoffd: bounded head+tail handoff of subagent results over a Unix socket"};
+  app.set_version_flag("--version", std::string("handoffd ") + daemon::handoff_version);
+  daemon::add_options(app, cfg);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    daemon::resolve_defaults(cfg);
+    daemon::validate(cfg);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "handoffd: %s\n", e.what());
+    return 2;
+  }
+  setup_logging(cfg);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  try {
+    artifact_store store(cfg.artifact_dir);
+    pending_queue queue(cfg.queue_dir);
+    asio::io_context io(1);
+    asio::thread_pool pool(cfg.workers);
+    daemon::service service(cfg, io, pool, store, queue);
+    for (const auto& problem : service.recover()) spdlog::warn("queue recovery: {}", problem);
+    daemon::listener listener(cfg.socket_path);
+    daemon::server server(io, cfg, service, listener.release_fd());
+    server.start();
+    spdlog::info("handoffd {} listening on {} (artifacts {}, queue {})", daemon::handoff_version,
+                 cfg.socket_path.string(), cfg.artifact_dir.string(), cfg.queue_dir.string());
+    io.run();
+    pool.join();
+    spdlog::info("handoffd stopped");
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+  return 0;
+}

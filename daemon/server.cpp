@@ -1,0 +1,98 @@
+#include "server.hpp"
+
+#include <csignal>
+#include <unistd.h>
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include "listener.hpp"
+
+namespace handoff::daemon {
+namespace {
+
+constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
+
+// How long replies in flight may take to drain at shutdown before the loop is stopped anyway.
+constexpr auto shutdown_grace = std::chrono::seconds(5);
+
+}  // namespace
+
+server::server(asio::io_context& io, const config& cfg, service& svc, int listen_fd)
+    : io_(io),
+      cfg_(cfg),
+      service_(svc),
+      acceptor_(io, asio::local::stream_protocol(), listen_fd),
+      signals_(io, SIGTERM, SIGINT) {}
+
+void server::start() {
+  asio::co_spawn(io_, accept_loop(), asio::detached);
+  signals_.async_wait([this](const asio::error_code& ec, int signo) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", signo);
+    stop();
+  });
+}
+
+void server::stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  asio::error_code ignored;
+  acceptor_.close(ignored);
+  signals_.cancel(ignored);
+  service_.shutdown();
+  for (auto& [id, weak] : connections_)
+    if (auto conn = weak.lock()) conn->close_after_drain();
+  // Last resort for a client that never reads its replies.
+  auto timer = std::make_shared<asio::steady_timer>(io_, shutdown_grace);
+  timer->async_wait([this, timer](const asio::error_code&) {
+    for (auto& [id, weak] : connections_)
+      if (auto conn = weak.lock()) conn->close("shutdown grace period over");
+    io_.stop();
+  });
+}
+
+asio::awaitable<void> server::accept_loop() {
+  while (!stopping_) {
+    auto [ec, socket] = co_await acceptor_.async_accept(as_tuple);
+    if (ec) {
+      if (stopping_ || ec == asio::error::operation_aborted) co_return;
+      spdlog::warn("accept failed: {}", ec.message());
+      if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space) {
+        asio::steady_timer pause(io_, std::chrono::milliseconds(100));
+        co_await pause.async_wait(as_tuple);
+      }
+      continue;
+    }
+    std::erase_if(connections_, [](const auto& kv) { return kv.second.expired(); });
+
+    peer_credentials peer;
+    if (!read_peer_credentials(socket.native_handle(), peer) || peer.uid != ::geteuid()) {
+      spdlog::warn("refused a connection from uid {} pid {} (only uid {} may connect)", peer.uid, peer.pid,
+                   ::geteuid());
+      continue;  // the socket closes as it goes out of scope; nothing is read from a stranger
+    }
+    const std::uint64_t id = next_id_++;
+    if (service_.connections_open() >= cfg_.max_connections) {
+      spdlog::warn("refused connection {} from pid {}: {} connections open", id, peer.pid, cfg_.max_connections);
+      std::string bye = rpc::make_error(nullptr, rpc::errc::too_many_connections,
+                                        "too many connections (" + std::to_string(cfg_.max_connections) +
+                                            "); try again later") + "\n";
+      asio::error_code ignored;
+      socket.non_blocking(true, ignored);
+      ::send(socket.native_handle(), bye.data(), bye.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      continue;
+    }
+    auto conn = std::make_shared<connection>(std::move(socket), cfg_, service_, id);
+    service_.connection_opened();
+    connections_.emplace(id, conn);
+    spdlog::debug("connection {} from pid {}", id, peer.pid);
+    conn->start();
+  }
+}
+
+}  // namespace handoff::daemon

@@ -1,0 +1,288 @@
+#include "service.hpp"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "engine/sha256.hpp"
+#include "engine/text_page.hpp"
+#include "engine/utf8.hpp"
+#include "offload.hpp"
+#include "preview.hpp"
+#include "version.hpp"
+
+namespace handoff::daemon {
+
+using nlohmann::json;
+using rpc::errc;
+using rpc::rpc_error;
+
+template <class Params, class Handler>
+void service::bind(std::string method, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
+  methods_.emplace(std::move(method), [this, decode, h](std::shared_ptr<connection> conn,
+                                                        const json& params) -> asio::awaitable<reply> {
+    co_return co_await (this->*h)(std::move(conn), decode(params, cfg_.wire));
+  });
+}
+
+service::service(const config& cfg, asio::io_context& io, asio::thread_pool& pool, artifact_store& store,
+                 pending_queue& queue)
+    : cfg_(cfg), io_(io), pool_(pool), store_(store), queue_(queue) {
+  // The method table, in one place (design.md section 5).
+  bind("initialize", &rpc::decode_initialize, &service::initialize);
+  bind("subagent/started", &rpc::decode_started, &service::started);
+  bind("subagent/progress", &rpc::decode_progress, &service::progress);
+  bind("subagent/completed", &rpc::decode_completed, &service::completed);
+  bind("subagent/check", &rpc::decode_check, &service::check);
+  bind("subagent/wait", &rpc::decode_wait, &service::wait);
+  bind("subagent/cancel", &rpc::decode_cancel, &service::cancel);
+  bind("parent/state", &rpc::decode_parent_state, &service::parent_state);
+  bind("artifact/read", &rpc::decode_artifact_read, &service::artifact_read);
+  methods_.emplace("daemon/status", [this](std::shared_ptr<connection> conn, const json& params) {
+    return status(std::move(conn), params);
+  });
+}
+
+asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn, rpc::message msg) {
+  const bool notification = msg.type == rpc::message::kind::notification;
+  auto answer_error = [&](errc code, const std::string& text) {
+    if (notification) {
+      spdlog::debug("connection {}: notification {} failed: {}", conn->id(), msg.method, text);
+      return;
+    }
+    conn->send(rpc::make_error(msg.id, code, text));
+  };
+  auto it = methods_.find(msg.method);
+  if (it == methods_.end()) {
+    answer_error(errc::method_not_found, "unknown method '" + msg.method + "'");
+    co_return;
+  }
+  if (stopping_) {
+    answer_error(errc::shutting_down, "handoffd is shutting down; retry once it is back");
+    co_return;
+  }
+  // Exactly one reply per request: every path below sends one (notifications get none).
+  reply r;
+  try {
+    r = co_await it->second(conn, msg.params);
+  } catch (const rpc_error& e) {
+    answer_error(e.code, e.what());
+    co_return;
+  } catch (const std::exception& e) {
+    spdlog::error("connection {}: {} failed unexpectedly: {}", conn->id(), msg.method, e.what());
+    answer_error(errc::internal_error, std::string("internal error: ") + e.what());
+    co_return;
+  }
+  if (notification) co_return;
+  conn->send(rpc::make_response(msg.id, r.result), std::move(r.on_written));
+}
+
+void service::on_closed(const std::shared_ptr<connection>& conn) {
+  --connections_;
+  for (auto& [pid, p] : registry_.parents_mutable()) {
+    if (p.endpoint.lock() == conn || p.endpoint.expired()) p.endpoint.reset();
+    wake_waiters(p);
+  }
+}
+
+parent& service::require_parent(const std::string& parent_id) {
+  parent* p = registry_.find(parent_id);
+  if (p == nullptr) throw rpc_error(errc::unknown_parent, "unknown parent '" + parent_id + "'");
+  return *p;
+}
+
+void service::wake_waiters(parent& p) {
+  // Copy: a woken waiter may deregister itself before we are done.
+  auto waiters = p.waiters;
+  for (waiter* w : waiters) w->wake();
+}
+
+asio::awaitable<reply> service::initialize(std::shared_ptr<connection> conn, rpc::initialize_params p) {
+  if (p.protocol_version != rpc::protocol_version)
+    throw rpc_error(errc::invalid_params, "protocolVersion: this daemon speaks \"" +
+                                              std::string(rpc::protocol_version) + "\", not \"" +
+                                              p.protocol_version + "\"");
+  rpc::initialize_result result;
+  result.protocol_version = rpc::protocol_version;
+  result.server_version = handoff_version;
+  result.artifact_dir = store_.dir().string();
+  result.limits = limits_json(cfg_);
+  reply r;
+  if (p.parent_id) {
+    parent& par = registry_.get_or_create(*p.parent_id);
+    par.endpoint = conn;
+    conn->set_parent_id(*p.parent_id);
+    result.parent_id = p.parent_id;
+    spdlog::info("connection {}: parent endpoint for '{}' ({})", conn->id(), *p.parent_id, p.client_name);
+    // Once the client has our answer, resend what it never acknowledged, then flush if idle.
+    r.on_written = [this, parent_id = *p.parent_id](bool written) {
+      if (written) schedule_flush(parent_id, true);
+    };
+  }
+  r.result = rpc::encode(result);
+  co_return r;
+}
+
+asio::awaitable<reply> service::started(std::shared_ptr<connection>, rpc::started_params p) {
+  parent& par = registry_.get_or_create(p.parent_id);
+  auto [it, inserted] = par.children.try_emplace(p.child_id);
+  child& c = it->second;
+  if (inserted) {
+    c.id = p.child_id;
+    c.title = p.title;
+  } else if (c.title.empty()) {
+    c.title = p.title;
+  }
+  co_return reply{rpc::encode(rpc::started_result{std::string(to_string(c.state))}), {}};
+}
+
+asio::awaitable<reply> service::progress(std::shared_ptr<connection>, rpc::progress_params p) {
+  parent& par = registry_.get_or_create(p.parent_id);
+  auto [it, inserted] = par.children.try_emplace(p.child_id);
+  if (inserted) it->second.id = p.child_id;
+  append_progress(it->second.progress, p.text);
+  co_return reply{};
+}
+
+asio::awaitable<reply> service::completed(std::shared_ptr<connection>, rpc::completed_params p) {
+  auto status = parse_result_status(p.status);
+  if (!status) throw rpc_error(errc::invalid_params, "status: expected done, error or cancelled");
+  completion info{p.parent_id, p.child_id, p.title, *status, p.error};
+  if (info.title.empty())
+    if (child* known = registry_.find_child(p.parent_id, p.child_id)) info.title = known->title;
+
+  pending_queue::put_outcome outcome;
+  try {
+    outcome = co_await offload(pool_, [this, &info, text = std::move(p.final_text)] {
+      return queue_.put(info, text);
+    });
+  } catch (const queue_conflict& e) {
+    throw rpc_error(errc::conflict, e.what());
+  } catch (const queue_error& e) {
+    spdlog::error("queue write failed for {}/{}: {}", p.parent_id, p.child_id, e.what());
+    throw rpc_error(errc::storage_failed, std::string("not saved, not acknowledged: ") + e.what());
+  }
+
+  parent& par = registry_.get_or_create(p.parent_id);
+  auto [it, inserted] = par.children.try_emplace(p.child_id);
+  child& c = it->second;
+  if (inserted) c.id = p.child_id;
+  if (c.title.empty()) c.title = outcome.held.info.title;
+  if (!outcome.duplicate || c.state == child_state::running) {
+    if (c.state == child_state::cancelled) {
+      // Nobody wants it any more: consume it right away (it stays a tombstone for resends).
+      co_await offload(pool_, [this, seq = outcome.held.seq] { queue_.consume({seq}); });
+    } else if (c.state == child_state::running || !c.held) {
+      c.state = child_state::completed;
+      c.held = outcome.held;
+      c.final_status = outcome.held.info.status;
+      c.final_bytes = outcome.held.shape.bytes;
+      c.final_lines = outcome.held.shape.lines;
+      wake_waiters(par);
+      if (par.idle) schedule_flush(par.id);
+    }
+  }
+  rpc::completed_result result{outcome.duplicate, outcome.held.sha256, outcome.held.shape.bytes,
+                               outcome.held.shape.lines};
+  co_return reply{rpc::encode(result), {}};
+}
+
+asio::awaitable<reply> service::check(std::shared_ptr<connection>, rpc::check_params p) {
+  parent& par = require_parent(p.parent_id);
+  auto it = par.children.find(p.child_id);
+  if (it == par.children.end())
+    throw rpc_error(errc::unknown_child, "unknown child '" + p.child_id + "' of parent '" + p.parent_id + "'");
+  child& c = it->second;
+  rpc::check_result result;
+  result.child_id = c.id;
+  result.title = c.title;
+  result.state = std::string(to_string(c.state));
+  if (c.final_status) {
+    result.status = std::string(to_string(*c.final_status));
+    result.bytes = c.final_bytes;
+    result.lines = c.final_lines;
+  }
+  preview pv;
+  if (c.held) {
+    result.error = c.held->info.error;
+    pv = co_await offload(pool_, [this, held = *c.held] { return make_preview(queue_.open_text(held).view()); });
+  } else {
+    pv = make_preview(c.progress);
+  }
+  result.preview = std::move(pv.text);
+  result.preview_truncated = pv.truncated;
+  co_return reply{rpc::encode(result), {}};
+}
+
+asio::awaitable<reply> service::cancel(std::shared_ptr<connection>, rpc::cancel_params p) {
+  parent& par = require_parent(p.parent_id);
+  rpc::cancel_result result;
+  std::vector<std::uint64_t> consumed;
+  for (const auto& id : p.child_ids) {
+    auto it = par.children.find(id);
+    if (it == par.children.end()) continue;
+    child& c = it->second;
+    result.cancelled.push_back(id);
+    if (c.state == child_state::completed && !c.reserved) consumed.push_back(c.held->seq);
+    if (c.state == child_state::running || (c.state == child_state::completed && !c.reserved)) {
+      c.state = child_state::cancelled;
+      c.held.reset();
+    }
+  }
+  if (!consumed.empty()) co_await offload(pool_, [this, consumed] { queue_.consume(consumed); });
+  result.consumed = consumed.size();
+  wake_waiters(par);
+  co_return reply{rpc::encode(result), {}};
+}
+
+asio::awaitable<reply> service::parent_state(std::shared_ptr<connection>, rpc::parent_state_params p) {
+  parent& par = registry_.get_or_create(p.parent_id);
+  par.idle = p.state == "idle";
+  if (par.idle) schedule_flush(par.id);
+  co_return reply{};
+}
+
+asio::awaitable<reply> service::artifact_read(std::shared_ptr<connection>, rpc::artifact_read_params p) {
+  auto result = co_await offload(pool_, [this, p]() -> std::optional<rpc::artifact_read_result> {
+    auto file = store_.open(p.sha256);
+    if (!file) return std::nullopt;
+    page_request request{p.offset, p.limit};
+    text_page page;
+    try {
+      page = read_page(file->view(), request);
+    } catch (const std::out_of_range& e) {
+      throw rpc_error(errc::invalid_params, std::string("offset: ") + e.what());
+    }
+    rpc::artifact_read_result r;
+    r.path = store_.path_of(p.sha256).string();
+    r.text = std::move(page.text);
+    r.first_line = page.first_line;
+    r.last_line = page.last_line;
+    r.total_lines = page.total_lines;
+    r.cut = page.cut;
+    r.next_offset = page.next_offset;
+    return r;
+  });
+  if (!result) throw rpc_error(errc::not_found, "no artifact " + p.sha256 + " in " + store_.dir().string());
+  co_return reply{rpc::encode(*result), {}};
+}
+
+asio::awaitable<reply> service::status(std::shared_ptr<connection>, const json&) {
+  auto counts = registry_.count();
+  auto disk = co_await offload(pool_, [this] { return queue_.statistics(); });
+  auto uptime = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_at_);
+  json result = {
+      {"version", handoff_version},
+      {"uptimeMs", uptime.count()},
+      {"connections", connections_},
+      {"parents", counts.parents},
+      {"children", {{"running", counts.running}, {"completed", counts.completed},
+                    {"delivering", counts.delivering}, {"delivered", counts.delivered}}},
+      {"queue", {{"dir", queue_.dir().string()}, {"results", disk.results}, {"textBytes", disk.text_bytes},
+                 {"deliveries", disk.deliveries}, {"tombstones", disk.tombstones}}},
+      {"store", {{"dir", store_.dir().string()}}},
+  };
+  co_return reply{std::move(result), {}};
+}
+
+}  // namespace handoff::daemon
