@@ -1,0 +1,224 @@
+// Auto-delivery against a real handoffd: idle -> context/usage -> parent/deliver -> ack.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <thread>
+
+#include "support/daemon_process.hpp"
+#include "support/raw_client.hpp"
+
+using namespace handoff::test;
+
+namespace {
+
+void complete(raw_client& c, const std::string& parent, const std::string& child, const std::string& text) {
+  json r = c.call("subagent/completed", {{"parentId", parent}, {"childId", child}, {"status", "done"},
+                                         {"finalText", text}});
+  REQUIRE_MESSAGE(r.contains("result"), r.dump());
+}
+
+// Reads the next daemon -> client request of `method`.
+json expect_request(raw_client& c, const std::string& method, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  json m = c.read(timeout);
+  REQUIRE_MESSAGE(m.value("method", "") == method, m.dump());
+  REQUIRE(m.contains("id"));
+  return m;
+}
+
+void answer(raw_client& c, const json& request, const json& result) {
+  c.send({{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}});
+}
+
+raw_client& register_parent(raw_client& c, const std::string& parent) {
+  json r = c.call("initialize", {{"parentId", parent}, {"clientName", "test-parent"}});
+  REQUIRE(r["result"]["parentId"] == parent);
+  return c;
+}
+
+// One delivery: answer usage, return the deliver request (not acknowledged yet).
+json next_delivery(raw_client& parent, const json& usage) {
+  json ask = expect_request(parent, "context/usage");
+  CHECK(ask["params"]["parentId"].is_string());
+  answer(parent, ask, usage);
+  return expect_request(parent, "parent/deliver");
+}
+
+std::size_t queued(raw_client& c) { return c.call("daemon/status", nullptr)["result"]["queue"]["results"]; }
+
+}  // namespace
+
+TEST_CASE("idle parent: usage asked, batch delivered, acknowledged, queue emptied") {
+  daemon_process d;
+  raw_client parent(d.socket()), worker(d.socket());
+  register_parent(parent, "p");
+  complete(worker, "p", "a", numbered_report(30000, 300, "a"));
+  complete(worker, "p", "b", "short result b");
+  parent.notify("parent/state", {{"parentId", "p"}, {"state", "idle"}});
+
+  json deliver = next_delivery(parent, {{"tokens", 1000}, {"contextWindow", 200000}, {"percent", 0.5}});
+  const json& p = deliver["params"];
+  CHECK(p["parentId"] == "p");
+  CHECK(p["deliveryId"].get<std::string>().size() > 4);
+  REQUIRE(p["sections"].size() == 2);
+  CHECK(p["budget"]["mode"] == "dynamic");
+  CHECK(p["text"].get<std::string>().size() <= 48 * 1024);
+  CHECK(p["sections"][0]["text"].get<std::string>().find("END a") != std::string::npos);
+  CHECK(p["sections"][1]["text"] == "short result b");
+  CHECK(queued(worker) == 2);  // not acknowledged yet
+  answer(parent, deliver, json::object());
+  for (int i = 0; i < 100 && queued(worker) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(queued(worker) == 0);
+  CHECK(worker.call("subagent/check", {{"parentId", "p"}, {"childId", "a"}})["result"]["state"] == "delivered");
+}
+
+TEST_CASE("a completion arriving while the parent is idle is delivered without another event") {
+  daemon_process d;
+  raw_client parent(d.socket()), worker(d.socket());
+  register_parent(parent, "p");
+  parent.notify("parent/state", {{"parentId", "p"}, {"state", "idle"}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  complete(worker, "p", "late", "late result");
+  json deliver = next_delivery(parent, nullptr);
+  CHECK(deliver["params"]["sections"][0]["childId"] == "late");
+  CHECK(deliver["params"]["budget"]["mode"] == "static");
+  answer(parent, deliver, json::object());
+}
+
+TEST_CASE("low headroom shrinks every share; unknown usage falls back to the static caps") {
+  auto shares = [](const json& usage, bool reply) {
+    daemon_process d({"--usage-timeout-ms", "300"});
+    raw_client parent(d.socket()), worker(d.socket());
+    register_parent(parent, "p");
+    for (int i = 0; i < 3; ++i) complete(worker, "p", "c" + std::to_string(i), numbered_report(40000, 400, std::to_string(i)));
+    parent.notify("parent/state", {{"parentId", "p"}, {"state", "idle"}});
+    json ask = expect_request(parent, "context/usage");
+    if (reply) answer(parent, ask, usage);  // else: let it time out
+    json deliver = expect_request(parent, "parent/deliver");
+    answer(parent, deliver, json::object());
+    std::vector<std::size_t> sizes;
+    for (const auto& s : deliver["params"]["sections"]) sizes.push_back(s["text"].get<std::string>().size());
+    return std::make_pair(deliver["params"]["budget"], sizes);
+  };
+  auto [roomy_budget, roomy] = shares({{"tokens", 10000}, {"contextWindow", 200000}, {"percent", 5.0}}, true);
+  auto [tight_budget, tight] = shares({{"tokens", 180000}, {"contextWindow", 200000}, {"percent", 90.0}}, true);
+  auto [null_budget, null_tokens] = shares({{"tokens", nullptr}, {"contextWindow", 200000}, {"percent", nullptr}}, true);
+  auto [none_budget, none] = shares(nullptr, true);
+  auto [timeout_budget, timed_out] = shares(nullptr, false);
+
+  CHECK(roomy_budget["mode"] == "dynamic");
+  CHECK(tight_budget["mode"] == "dynamic");
+  CHECK(tight_budget["batchCapBytes"].get<std::size_t>() < roomy_budget["batchCapBytes"].get<std::size_t>());
+  REQUIRE(roomy.size() == 3);
+  REQUIRE(tight.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(tight[i] < roomy[i]);
+  for (const json* b : {&null_budget, &none_budget, &timeout_budget}) {
+    CHECK((*b)["mode"] == "static");
+    CHECK((*b)["batchCapBytes"] == 48 * 1024);
+  }
+  CHECK(null_tokens == none);
+  CHECK(none == timed_out);
+}
+
+TEST_CASE("30 pending long results are split across flushes, none cut below the floor") {
+  daemon_process d;
+  raw_client parent(d.socket()), worker(d.socket());
+  register_parent(parent, "p");
+  for (int i = 0; i < 30; ++i) complete(worker, "p", "c" + std::to_string(i), numbered_report(40000, 400, "c" + std::to_string(i)));
+  parent.notify("parent/state", {{"parentId", "p"}, {"state", "idle"}});
+  std::size_t delivered = 0, flushes = 0;
+  std::set<std::string> seen;
+  while (delivered < 30 && flushes < 40) {
+    json deliver = next_delivery(parent, nullptr);
+    ++flushes;
+    const json& p = deliver["params"];
+    CHECK(p["text"].get<std::string>().size() <= 48 * 1024);
+    for (const auto& s : p["sections"]) {
+      CHECK(s["text"].get<std::string>().size() >= 2048 - 64);  // the floor, minus no more than rounding
+      CHECK(seen.insert(s["childId"].get<std::string>()).second);
+      ++delivered;
+    }
+    if (delivered < 30) CHECK(p["deferred"].get<std::size_t>() == 30 - delivered);
+    answer(parent, deliver, json::object());
+  }
+  CHECK(delivered == 30);
+  CHECK(flushes > 1);
+}
+
+TEST_CASE("an unacknowledged delivery is resent with the same id after the parent reconnects") {
+  daemon_process d;
+  std::string first_id;
+  {
+    raw_client parent(d.socket()), worker(d.socket());
+    register_parent(parent, "p");
+    complete(worker, "p", "a", "result a");
+    parent.notify("parent/state", {{"parentId", "p"}, {"state", "idle"}});
+    json deliver = next_delivery(parent, nullptr);
+    first_id = deliver["params"]["deliveryId"];
+    // Disconnect without acknowledging.
+  }
+  raw_client parent(d.socket());
+  register_parent(parent, "p");
+  json again = expect_request(parent, "parent/deliver");
+  CHECK(again["params"]["deliveryId"] == first_id);
+  CHECK(again["params"]["sections"][0]["text"] == "result a");
+  answer(parent, again, json::object());
+  raw_client probe(d.socket());
+  for (int i = 0; i < 100 && queued(probe) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(queued(probe) == 0);
+}
+
+TEST_CASE("a result acknowledged by completed survives kill -9 and is delivered after restart") {
+  daemon_process d;
+  std::string text = numbered_report(50000, 500, "durable");
+  {
+    raw_client worker(d.socket());
+    complete(worker, "p", "a", text);
+  }
+  d.kill_hard();
+  d.start();
+  raw_client parent(d.socket());
+  register_parent(parent, "p");
+  parent.notify("parent/state", {{"parentId", "p"}, {"state", "idle"}});
+  json deliver = next_delivery(parent, nullptr);
+  REQUIRE(deliver["params"]["sections"].size() == 1);
+  const json& s = deliver["params"]["sections"][0];
+  CHECK(s["childId"] == "a");
+  CHECK(s["totalBytes"] == 50000);
+  CHECK(s["text"].get<std::string>().find("END durable") != std::string::npos);
+  CHECK(file_sha256(s["artifact"]["path"].get<std::string>()) == s["artifact"]["sha256"]);
+  answer(parent, deliver, json::object());
+}
+
+TEST_CASE("an unacknowledged delivery survives kill -9 and is resent with the same id") {
+  daemon_process d;
+  std::string id;
+  {
+    raw_client parent(d.socket()), worker(d.socket());
+    register_parent(parent, "p");
+    complete(worker, "p", "a", "result a");
+    parent.notify("parent/state", {{"parentId", "p"}, {"state", "idle"}});
+    id = next_delivery(parent, nullptr)["params"]["deliveryId"];
+    d.kill_hard();
+  }
+  d.start();
+  raw_client parent(d.socket());
+  register_parent(parent, "p");
+  json again = expect_request(parent, "parent/deliver");
+  CHECK(again["params"]["deliveryId"] == id);
+  answer(parent, again, json::object());
+}
+
+TEST_CASE("SIGTERM exits 0 and loses nothing acknowledged") {
+  daemon_process d;
+  {
+    raw_client worker(d.socket());
+    complete(worker, "p", "a", "kept across a clean stop");
+  }
+  CHECK(d.stop() == 0);
+  CHECK_FALSE(std::filesystem::exists(d.socket()));
+  d.start();
+  raw_client c(d.socket());
+  json s = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"a"}}, {"timeoutMs", 1000}})["result"]["sections"];
+  REQUIRE(s.size() == 1);
+  CHECK(s[0]["text"] == "kept across a clean stop");
+}

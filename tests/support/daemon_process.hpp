@@ -1,0 +1,40 @@
+// A real handoffd on a temporary socket with temporary store and queue directories.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "support/temp_dir.hpp"
+
+namespace handoff::test {
+
+class daemon_process {
+ public:
+  // Starts handoffd with the given extra options and waits until its socket accepts.
+  explicit daemon_process(std::vector<std::string> extra_args = {});
+  ~daemon_process();
+  daemon_process(const daemon_process&) = delete;
+  daemon_process& operator=(const daemon_process&) = delete;
+
+  void start();                      // (re)starts on the same directories
+  void kill_hard();                  // SIGKILL, reaped
+  int stop();                        // SIGTERM; returns the exit status (or -signal)
+  bool running() const noexcept { return pid_ > 0; }
+
+  const std::filesystem::path& socket() const noexcept { return socket_; }
+  const std::filesystem::path& artifact_dir() const noexcept { return artifacts_; }
+  const std::filesystem::path& queue_dir() const noexcept { return queue_; }
+  const std::filesystem::path& log_path() const noexcept { return log_; }
+  std::string log() const;
+
+ private:
+  temp_dir dir_;
+  std::filesystem::path socket_, artifacts_, queue_, log_;
+  std::vector<std::string> extra_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace handoff::test

@@ -1,0 +1,101 @@
+// Umasks, mounts and file peeking for the store and queue tests (temp dirs: temp_dir.hpp).
+// Everything is undone at scope exit, so a failing check leaves no mount behind.
+#pragma once
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "support/temp_dir.hpp"
+
+namespace handoff::test {
+
+// Sets the process umask for the scope.
+class umask_guard {
+ public:
+  explicit umask_guard(mode_t mask) : old_(::umask(mask)) {}
+  ~umask_guard() { ::umask(old_); }
+  umask_guard(const umask_guard&) = delete;
+  umask_guard& operator=(const umask_guard&) = delete;
+
+ private:
+  mode_t old_;
+};
+
+// A small tmpfs mounted on `at` (which must exist), unmounted at scope exit. Mounting needs
+// CAP_SYS_ADMIN; when it is refused, mounted() is false and the caller skips with a MESSAGE.
+class tmpfs_mount {
+ public:
+  tmpfs_mount(const std::filesystem::path& at, const std::string& size) : at_(at) {
+    const std::string options = "size=" + size + ",mode=0700";
+    if (::mount("tmpfs", at_.c_str(), "tmpfs", 0, options.c_str()) == 0) {
+      mounted_ = true;
+    } else {
+      why_ = std::strerror(errno);
+    }
+  }
+  ~tmpfs_mount() {
+    if (mounted_) ::umount2(at_.c_str(), MNT_DETACH);
+  }
+  tmpfs_mount(const tmpfs_mount&) = delete;
+  tmpfs_mount& operator=(const tmpfs_mount&) = delete;
+
+  bool mounted() const noexcept { return mounted_; }
+  const std::string& why_not() const noexcept { return why_; }
+  // Makes the filesystem read-only (open fds stay valid; writes then fail with EROFS).
+  bool remount_read_only() {
+    return ::mount(nullptr, at_.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr) == 0;
+  }
+
+ private:
+  std::filesystem::path at_;
+  bool mounted_ = false;
+  std::string why_;
+};
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + p.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline void write_file(const std::filesystem::path& p, const std::string& bytes, mode_t mode) {
+  {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << bytes;
+    if (!out) throw std::runtime_error("cannot write " + p.string());
+  }
+  if (::chmod(p.c_str(), mode) != 0) throw std::runtime_error("cannot chmod " + p.string());
+}
+
+// Names in a directory (not recursive), sorted.
+inline std::vector<std::string> names_in(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// lstat's permission bits and type (a symlink is reported as a symlink).
+inline struct stat lstat_of(const std::filesystem::path& p) {
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) != 0) throw std::runtime_error("cannot lstat " + p.string());
+  return st;
+}
+
+inline mode_t mode_of(const std::filesystem::path& p) { return lstat_of(p).st_mode & 07777; }
+
+}  // namespace handoff::test
