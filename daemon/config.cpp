@@ -64,6 +64,14 @@ void add_options(CLI::App& app, config& cfg) {
                  "Share of the parent's free context a batch may use")->capture_default_str();
   app.add_option("--bytes-per-token", cfg.policy.bytes_per_token, "Bytes per token for the dynamic budget")
       ->capture_default_str();
+  app.add_option("--gc-max-age-days", cfg.gc_max_age_days, "Artifacts older than this many days are removed")
+      ->capture_default_str();
+  app.add_option("--gc-max-bytes", cfg.gc_max_bytes, "Then the oldest artifacts until the store holds this many bytes")
+      ->capture_default_str();
+  app.add_option("--gc-interval-s", cfg.gc_interval_s, "Seconds between store collections (0: never)")
+      ->capture_default_str();
+  app.add_option("--gc-keep-delivered-s", cfg.gc_keep_delivered_s,
+                 "An artifact delivered within this many seconds is never removed")->capture_default_str();
   app.add_option("--log-level", cfg.log_level, "trace|debug|info|warn|error|off")->capture_default_str();
   app.add_option("--log-format", cfg.log_format, "text|json")->capture_default_str();
 }
@@ -109,6 +117,7 @@ void validate(const config& cfg) {
     require(caps->per_batch_bytes >= caps->per_result_bytes, "--*-batch-bytes: at least the per-result cap");
     require(caps->max_lines >= 8, "--*-max-lines: at least 8");
   }
+  require(cfg.gc_max_age_days >= 1 && cfg.gc_max_age_days <= 36500, "--gc-max-age-days: 1..36500");
   require(cfg.log_format == "text" || cfg.log_format == "json", "--log-format: text or json");
 }
 

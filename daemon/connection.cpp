@@ -65,8 +65,12 @@ void connection::close_after_drain() {
   draining_ = true;
   asio::error_code ignored;
   socket_.shutdown(socket_type::shutdown_receive, ignored);
-  if (outbox_.empty()) close("drained");
-  else wake_writer_.cancel_one();
+  close_if_drained();
+}
+
+void connection::close_if_drained() {
+  // Half-closed or shutting down: every request read so far still gets its reply.
+  if (open_ && draining_ && outbox_.empty() && requests_in_flight_ == 0) close("drained");
 }
 
 void connection::send(std::string payload, std::function<void(bool)> on_written) {
@@ -127,8 +131,14 @@ asio::awaitable<void> connection::read_loop() {
   std::string chunk(read_chunk_bytes, '\0');
   while (open_ && !draining_) {
     auto [ec, n] = co_await socket_.async_read_some(asio::buffer(chunk), as_tuple);
+    if (ec == asio::error::eof) {  // the client finished sending; answer what it asked
+      draining_ = true;
+      sink_.on_input_closed(self);
+      close_if_drained();
+      co_return;
+    }
     if (ec) {
-      if (!draining_) close(ec == asio::error::eof ? "peer closed" : ec.message());
+      if (!draining_) close(ec.message());
       co_return;
     }
     decoder_.feed(std::string_view(chunk.data(), n));
@@ -179,14 +189,15 @@ void connection::handle_frame(rpc::decoded_frame frame) {
     return;
   }
   ++requests_in_flight_;
+  asio::co_spawn(socket_.get_executor(), serve(std::move(msg)), asio::detached);
+}
+
+asio::awaitable<void> connection::serve(rpc::message msg) {
   auto self = shared_from_this();
-  asio::co_spawn(
-      socket_.get_executor(),
-      [self, m = std::move(msg)]() mutable -> asio::awaitable<void> {
-        co_await self->sink_.on_message(self, std::move(m));
-        --self->requests_in_flight_;
-      },
-      asio::detached);
+  rpc::message request = std::move(msg);
+  co_await sink_.on_message(self, std::move(request));
+  --requests_in_flight_;
+  close_if_drained();
 }
 
 void connection::handle_response(const rpc::message& msg) {
@@ -209,10 +220,8 @@ asio::awaitable<void> connection::write_loop() {
   auto self = shared_from_this();
   while (open_) {
     if (outbox_.empty()) {
-      if (draining_) {
-        close("drained");
-        co_return;
-      }
+      close_if_drained();
+      if (!open_) co_return;
       co_await wake_writer_.async_wait(as_tuple);
       continue;
     }

@@ -34,6 +34,8 @@ class message_sink {
   virtual ~message_sink() = default;
   virtual asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) = 0;
   virtual void on_closed(const std::shared_ptr<connection>& conn) = 0;
+  // The client shut down its sending side; replies can still be written.
+  virtual void on_input_closed(const std::shared_ptr<connection>& conn) = 0;
 };
 
 // The outcome of a daemon -> client call.
@@ -72,6 +74,8 @@ class connection : public std::enable_shared_from_this<connection> {
 
   std::uint64_t id() const noexcept { return id_; }
   bool is_open() const noexcept { return open_; }
+  // False once the client stopped sending (EOF) or the daemon stopped reading (shutdown).
+  bool is_reading() const noexcept { return open_ && !draining_; }
   // The parent this connection is the endpoint of, if it registered as one.
   const std::optional<std::string>& parent_id() const noexcept { return parent_id_; }
   void set_parent_id(std::string parent) { parent_id_ = std::move(parent); }
@@ -91,8 +95,10 @@ class connection : public std::enable_shared_from_this<connection> {
   asio::awaitable<void> write_loop();
   asio::awaitable<void> watchdog();
   void handle_frame(rpc::decoded_frame frame);
+  asio::awaitable<void> serve(rpc::message msg);
   void handle_response(const rpc::message& msg);
   void finish_calls(call_outcome::kind how, std::string_view why);
+  void close_if_drained();
 
   socket_type socket_;
   const config& cfg_;
@@ -105,7 +111,7 @@ class connection : public std::enable_shared_from_this<connection> {
   asio::steady_timer watchdog_timer_;
   std::chrono::steady_clock::time_point partial_since_{};
   bool open_ = true;
-  bool draining_ = false;
+  bool draining_ = false;  // no more reading: close once replies in flight are written
   std::optional<std::string> parent_id_;
   std::int64_t next_call_id_ = 1;
   std::unordered_map<std::int64_t, pending_call*> calls_;

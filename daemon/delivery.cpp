@@ -46,17 +46,18 @@ void service::schedule_flush(const std::string& parent_id, bool immediately) {
   if (p == nullptr || p->flush_scheduled || stopping_) return;
   p->flush_scheduled = true;
   auto delay = std::chrono::milliseconds(immediately ? 0 : cfg_.flush_delay_ms);
-  asio::co_spawn(
-      io_,
-      [this, parent_id, delay]() -> asio::awaitable<void> {
-        if (delay.count() > 0) {
-          asio::steady_timer t(io_, delay);
-          co_await t.async_wait(as_tuple);
-        }
-        if (parent* pr = registry_.find(parent_id)) pr->flush_scheduled = false;
-        co_await flush(parent_id);
-      },
-      [](std::exception_ptr e) { log_failure(e, "auto-delivery failed"); });
+  asio::co_spawn(io_, delayed_flush(parent_id, delay),
+                 [](std::exception_ptr e) { log_failure(e, "auto-delivery failed"); });
+}
+
+asio::awaitable<void> service::delayed_flush(std::string parent_param, std::chrono::milliseconds delay) {
+  const std::string parent_id = std::move(parent_param);
+  if (delay.count() > 0) {
+    asio::steady_timer t(io_, delay);
+    co_await t.async_wait(as_tuple);
+  }
+  if (parent* pr = registry_.find(parent_id)) pr->flush_scheduled = false;
+  co_await flush(parent_id);
 }
 
 asio::awaitable<std::optional<context_usage>> service::ask_usage(const std::shared_ptr<connection>& endpoint,
@@ -78,8 +79,12 @@ asio::awaitable<std::optional<context_usage>> service::ask_usage(const std::shar
   }
 }
 
-asio::awaitable<service::built_batch> service::build(std::vector<held_result> results, batch_options options) {
-  co_return co_await offload(pool_, [this, results = std::move(results), options] {
+asio::awaitable<service::built_batch> service::build(std::vector<held_result> results_param,
+                                                      batch_options options_param) {
+  // Parameters copied into locals before any lambda touches them (see offload.hpp).
+  const std::vector<held_result> results = std::move(results_param);
+  const batch_options options = options_param;
+  auto work = [this, &results, &options] {
     std::vector<mapped_file> texts;
     std::vector<batch_input> inputs;
     texts.reserve(results.size());
@@ -92,10 +97,13 @@ asio::awaitable<service::built_batch> service::build(std::vector<held_result> re
     built_batch out{build_batch(inputs, options, &store_), {}};
     for (const auto& s : out.b.sections) out.admitted_seqs.push_back(results[s.input_index].seq);
     return out;
-  });
+  };
+  co_return co_await offload(pool_, work);
 }
 
-asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoint, stored_delivery d) {
+asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoint_param, stored_delivery delivery) {
+  const std::shared_ptr<connection> endpoint = std::move(endpoint_param);
+  const stored_delivery d = std::move(delivery);
   auto params = nlohmann::json::parse(d.payload);
   auto outcome = co_await endpoint->call("parent/deliver", params, std::chrono::milliseconds(cfg_.deliver_timeout_ms));
   if (!outcome.ok()) {
@@ -103,7 +111,8 @@ asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoin
                  outcome.error);
     co_return false;
   }
-  co_await offload(pool_, [this, id = d.delivery_id] { queue_.complete_delivery(id); });
+  auto complete = [this, &d] { queue_.complete_delivery(d.delivery_id); };
+  co_await offload(pool_, complete);
   if (parent* p = registry_.find(d.parent_id)) {
     mark_delivered(*p, d.seqs);
     std::erase_if(p->unacked, [&](const stored_delivery& u) { return u.delivery_id == d.delivery_id; });
@@ -112,7 +121,8 @@ asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoin
   co_return true;
 }
 
-asio::awaitable<void> service::flush(std::string parent_id) {
+asio::awaitable<void> service::flush(std::string parent_param) {
+  const std::string parent_id = std::move(parent_param);
   parent* p = registry_.find(parent_id);
   if (p == nullptr || p->flushing) co_return;
   auto endpoint = p->endpoint.lock();
@@ -163,9 +173,11 @@ asio::awaitable<void> service::flush(std::string parent_id) {
       params.delivery_id = new_delivery_id(++delivery_counter_);
       params.batch = to_wire(built.b);
       d = stored_delivery{parent_id, params.delivery_id, built.admitted_seqs, rpc::encode(params).dump()};
-      co_await offload(pool_, [this, d] { queue_.begin_delivery(d); });
+      auto record = [this, &d] { queue_.begin_delivery(d); };
+      co_await offload(pool_, record);
     } catch (...) {
       unreserve();
+      if (parent* pr = registry_.find(parent_id)) wake_waiters(*pr);
       throw;
     }
     unreserve();
@@ -176,6 +188,7 @@ asio::awaitable<void> service::flush(std::string parent_id) {
       c->delivery_id = d.delivery_id;
     }
     p->unacked.push_back(d);
+    wake_waiters(*p);
     spdlog::info("delivery {} to '{}': {} results, {} deferred, {} budget", d.delivery_id, parent_id,
                  d.seqs.size(), built.b.deferred.size(), built.b.budget.dynamic ? "dynamic" : "static");
     if (!co_await send_delivery(endpoint, d)) co_return;

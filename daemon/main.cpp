@@ -2,6 +2,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <asio/io_context.hpp>
@@ -9,12 +10,15 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "activation.hpp"
 #include "config.hpp"
 #include "engine/artifact_store.hpp"
 #include "engine/pending_queue.hpp"
 #include "listener.hpp"
+#include "periodic_gc.hpp"
 #include "server.hpp"
 #include "service.hpp"
+#include "service_manager.hpp"
 #include "version.hpp"
 
 namespace {
@@ -50,15 +54,28 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   try {
+    // First, before any thread runs: it unsets the LISTEN_* variables.
+    auto activated = daemon::take_activated_socket();
     artifact_store store(cfg.artifact_dir);
     pending_queue queue(cfg.queue_dir);
     asio::io_context io(1);
     asio::thread_pool pool(cfg.workers);
     daemon::service service(cfg, io, pool, store, queue);
     for (const auto& problem : service.recover()) spdlog::warn("queue recovery: {}", problem);
-    daemon::listener listener(cfg.socket_path);
-    daemon::server server(io, cfg, service, listener.release_fd());
+    // A socket passed by the service manager is its to unlink; only one we bind is ours.
+    std::optional<daemon::listener> own_socket;
+    if (activated) cfg.socket_path = activated->path;
+    const int listen_fd = activated ? activated->socket.release() : own_socket.emplace(cfg.socket_path).release_fd();
+    daemon::server server(io, cfg, service, listen_fd);
+    daemon::service_manager manager(io);
+    daemon::periodic_gc gc(io, pool, cfg, store, queue);
+    server.on_stop([&] {
+      manager.stopping();
+      gc.stop();
+    });
     server.start();
+    gc.start();
+    manager.ready("serving on " + cfg.socket_path.string());
     spdlog::info("handoffd {} listening on {} (artifacts {}, queue {})", daemon::handoff_version,
                  cfg.socket_path.string(), cfg.artifact_dir.string(), cfg.queue_dir.string());
     io.run();

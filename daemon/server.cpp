@@ -41,6 +41,7 @@ void server::start() {
 void server::stop() {
   if (stopping_) return;
   stopping_ = true;
+  if (on_stop_) on_stop_();
   asio::error_code ignored;
   acceptor_.close(ignored);
   signals_.cancel(ignored);

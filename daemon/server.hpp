@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 
@@ -25,6 +26,8 @@ class server {
   void start();
   // Stops accepting, ends waits, lets replies in flight drain, then lets io.run() return.
   void stop();
+  // Runs once, first thing in stop(): the daemon is going down (STOPPING=1, timers cancelled).
+  void on_stop(std::function<void()> hook) { on_stop_ = std::move(hook); }
 
  private:
   asio::awaitable<void> accept_loop();
@@ -37,6 +40,7 @@ class server {
   std::unordered_map<std::uint64_t, std::weak_ptr<connection>> connections_;
   std::uint64_t next_id_ = 1;
   bool stopping_ = false;
+  std::function<void()> on_stop_;
 };
 
 }  // namespace handoff::daemon

@@ -9,6 +9,7 @@
 #include "engine/utf8.hpp"
 #include "offload.hpp"
 #include "preview.hpp"
+#include "store_hygiene.hpp"
 #include "version.hpp"
 
 namespace handoff::daemon {
@@ -21,7 +22,9 @@ template <class Params, class Handler>
 void service::bind(std::string method, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
   methods_.emplace(std::move(method), [this, decode, h](std::shared_ptr<connection> conn,
                                                         const json& params) -> asio::awaitable<reply> {
-    co_return co_await (this->*h)(std::move(conn), decode(params, cfg_.wire));
+    // Decoded into a named local first: g++ 12 mishandles a prvalue argument inside co_await.
+    Params typed = decode(params, cfg_.wire);
+    co_return co_await (this->*h)(std::move(conn), std::move(typed));
   });
 }
 
@@ -41,9 +44,15 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
   methods_.emplace("daemon/status", [this](std::shared_ptr<connection> conn, const json& params) {
     return status(std::move(conn), params);
   });
+  methods_.emplace("daemon/gc", [this](std::shared_ptr<connection> conn, const json& params) {
+    return gc(std::move(conn), params);
+  });
 }
 
-asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn, rpc::message msg) {
+asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param, rpc::message msg_param) {
+  // Locals, not parameters, are what the lambdas below capture (see offload.hpp).
+  const std::shared_ptr<connection> conn = std::move(conn_param);
+  const rpc::message msg = std::move(msg_param);
   const bool notification = msg.type == rpc::message::kind::notification;
   auto answer_error = [&](errc code, const std::string& text) {
     if (notification) {
@@ -85,6 +94,11 @@ void service::on_closed(const std::shared_ptr<connection>& conn) {
   }
 }
 
+void service::on_input_closed(const std::shared_ptr<connection>&) {
+  // Nothing to do: a half-closed client (`socat`, `nc -U`) still gets every reply, waits
+  // included; the connection closes once they are written.
+}
+
 parent& service::require_parent(const std::string& parent_id) {
   parent* p = registry_.find(parent_id);
   if (p == nullptr) throw rpc_error(errc::unknown_parent, "unknown parent '" + parent_id + "'");
@@ -115,7 +129,8 @@ asio::awaitable<reply> service::initialize(std::shared_ptr<connection> conn, rpc
     result.parent_id = p.parent_id;
     spdlog::info("connection {}: parent endpoint for '{}' ({})", conn->id(), *p.parent_id, p.client_name);
     // Once the client has our answer, resend what it never acknowledged, then flush if idle.
-    r.on_written = [this, parent_id = *p.parent_id](bool written) {
+    const std::string parent_id = *p.parent_id;
+    r.on_written = [this, parent_id](bool written) {
       if (written) schedule_flush(parent_id, true);
     };
   }
@@ -148,14 +163,24 @@ asio::awaitable<reply> service::completed(std::shared_ptr<connection>, rpc::comp
   auto status = parse_result_status(p.status);
   if (!status) throw rpc_error(errc::invalid_params, "status: expected done, error or cancelled");
   completion info{p.parent_id, p.child_id, p.title, *status, p.error};
+  const std::string text = std::move(p.final_text);
   if (info.title.empty())
     if (child* known = registry_.find_child(p.parent_id, p.child_id)) info.title = known->title;
 
+  // Known from now on, so a wait pipelined right behind this request waits for it rather than
+  // failing with "unknown child" while the text is being written.
+  {
+    parent& par = registry_.get_or_create(p.parent_id);
+    auto [it, inserted] = par.children.try_emplace(p.child_id);
+    if (inserted) {
+      it->second.id = p.child_id;
+      it->second.title = p.title;
+    }
+  }
   pending_queue::put_outcome outcome;
   try {
-    outcome = co_await offload(pool_, [this, &info, text = std::move(p.final_text)] {
-      return queue_.put(info, text);
-    });
+    auto work = [this, &info, &text] { return queue_.put(info, text); };
+    outcome = co_await offload(pool_, work);
   } catch (const queue_conflict& e) {
     throw rpc_error(errc::conflict, e.what());
   } catch (const queue_error& e) {
@@ -171,7 +196,9 @@ asio::awaitable<reply> service::completed(std::shared_ptr<connection>, rpc::comp
   if (!outcome.duplicate || c.state == child_state::running) {
     if (c.state == child_state::cancelled) {
       // Nobody wants it any more: consume it right away (it stays a tombstone for resends).
-      co_await offload(pool_, [this, seq = outcome.held.seq] { queue_.consume({seq}); });
+      const std::uint64_t seq = outcome.held.seq;
+      auto consume = [this, seq] { queue_.consume({seq}); };
+      co_await offload(pool_, consume);
     } else if (c.state == child_state::running || !c.held) {
       c.state = child_state::completed;
       c.held = outcome.held;
@@ -205,7 +232,9 @@ asio::awaitable<reply> service::check(std::shared_ptr<connection>, rpc::check_pa
   preview pv;
   if (c.held) {
     result.error = c.held->info.error;
-    pv = co_await offload(pool_, [this, held = *c.held] { return make_preview(queue_.open_text(held).view()); });
+    const held_result held = *c.held;
+    auto read_tail = [this, &held] { return make_preview(queue_.open_text(held).view()); };
+    pv = co_await offload(pool_, read_tail);
   } else {
     pv = make_preview(c.progress);
   }
@@ -229,7 +258,8 @@ asio::awaitable<reply> service::cancel(std::shared_ptr<connection>, rpc::cancel_
       c.held.reset();
     }
   }
-  if (!consumed.empty()) co_await offload(pool_, [this, consumed] { queue_.consume(consumed); });
+  auto consume = [this, &consumed] { queue_.consume(consumed); };
+  if (!consumed.empty()) co_await offload(pool_, consume);
   result.consumed = consumed.size();
   wake_waiters(par);
   co_return reply{rpc::encode(result), {}};
@@ -242,8 +272,9 @@ asio::awaitable<reply> service::parent_state(std::shared_ptr<connection>, rpc::p
   co_return reply{};
 }
 
-asio::awaitable<reply> service::artifact_read(std::shared_ptr<connection>, rpc::artifact_read_params p) {
-  auto result = co_await offload(pool_, [this, p]() -> std::optional<rpc::artifact_read_result> {
+asio::awaitable<reply> service::artifact_read(std::shared_ptr<connection>, rpc::artifact_read_params params) {
+  const rpc::artifact_read_params p = std::move(params);
+  auto read = [this, &p]() -> std::optional<rpc::artifact_read_result> {
     auto file = store_.open(p.sha256);
     if (!file) return std::nullopt;
     page_request request{p.offset, p.limit};
@@ -262,14 +293,18 @@ asio::awaitable<reply> service::artifact_read(std::shared_ptr<connection>, rpc::
     r.cut = page.cut;
     r.next_offset = page.next_offset;
     return r;
-  });
+  };
+  auto result = co_await offload(pool_, read);
   if (!result) throw rpc_error(errc::not_found, "no artifact " + p.sha256 + " in " + store_.dir().string());
   co_return reply{rpc::encode(*result), {}};
 }
 
 asio::awaitable<reply> service::status(std::shared_ptr<connection>, const json&) {
   auto counts = registry_.count();
-  auto disk = co_await offload(pool_, [this] { return queue_.statistics(); });
+  auto queue_stats = [this] { return queue_.statistics(); };
+  auto store_stats = [this] { return store_status(store_.dir()); };
+  auto disk = co_await offload(pool_, queue_stats);
+  auto store = co_await offload(pool_, store_stats);
   auto uptime = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_at_);
   json result = {
       {"version", handoff_version},
@@ -280,7 +315,7 @@ asio::awaitable<reply> service::status(std::shared_ptr<connection>, const json&)
                     {"delivering", counts.delivering}, {"delivered", counts.delivered}}},
       {"queue", {{"dir", queue_.dir().string()}, {"results", disk.results}, {"textBytes", disk.text_bytes},
                  {"deliveries", disk.deliveries}, {"tombstones", disk.tombstones}}},
-      {"store", {{"dir", store_.dir().string()}}},
+      {"store", std::move(store)},
   };
   co_return reply{std::move(result), {}};
 }

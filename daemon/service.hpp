@@ -42,6 +42,7 @@ class service final : public message_sink {
 
   asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) override;
   void on_closed(const std::shared_ptr<connection>& conn) override;
+  void on_input_closed(const std::shared_ptr<connection>& conn) override;
 
   std::size_t connections_open() const noexcept { return connections_; }
   void connection_opened() noexcept { ++connections_; }
@@ -63,9 +64,11 @@ class service final : public message_sink {
   asio::awaitable<reply> parent_state(std::shared_ptr<connection> conn, rpc::parent_state_params p);
   asio::awaitable<reply> artifact_read(std::shared_ptr<connection> conn, rpc::artifact_read_params p);
   asio::awaitable<reply> status(std::shared_ptr<connection> conn, const nlohmann::json& params);
+  asio::awaitable<reply> gc(std::shared_ptr<connection> conn, const nlohmann::json& params);  // gc_method.cpp
 
   // Auto-delivery (delivery.cpp).
   void schedule_flush(const std::string& parent_id, bool immediately = false);
+  asio::awaitable<void> delayed_flush(std::string parent_id, std::chrono::milliseconds delay);
   asio::awaitable<void> flush(std::string parent_id);
   asio::awaitable<bool> send_delivery(std::shared_ptr<connection> endpoint, stored_delivery d);
   asio::awaitable<std::optional<context_usage>> ask_usage(const std::shared_ptr<connection>& endpoint,

@@ -3,6 +3,7 @@
 // once the reply was written to the client.
 #include <algorithm>
 
+#include <asio/post.hpp>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
@@ -20,10 +21,14 @@ namespace {
 
 constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
+// Every listed child has an outcome, and none is on its way to another client (a reserved
+// result may come back if that client vanishes before reading it).
 bool settled(const parent& p, const std::vector<std::string>& ids) {
   return std::all_of(ids.begin(), ids.end(), [&](const std::string& id) {
     auto it = p.children.find(id);
-    return it == p.children.end() || it->second.state != child_state::running;
+    if (it == p.children.end()) return true;
+    const child& c = it->second;
+    return c.state != child_state::running && !(c.state == child_state::completed && c.reserved);
   });
 }
 
@@ -102,6 +107,7 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   } catch (...) {
     for (const auto& id : p.child_ids)
       if (child* c = registry_.find_child(parent_id, id)) c->reserved = false;
+    wake_waiters(*registry_.find(parent_id));
     throw;
   }
   // Deferred results go back to the pending pool; admitted ones stay reserved until written.
@@ -112,6 +118,7 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
         std::find(admitted.begin(), admitted.end(), c->held->seq) == admitted.end())
       c->reserved = false;
   }
+  wake_waiters(*registry_.find(parent_id));
   result.batch = to_wire(built.b);
 
   reply r;
@@ -124,16 +131,18 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
       for (auto& [id, c] : pr->children)
         if (c.reserved && c.held && std::find(admitted.begin(), admitted.end(), c.held->seq) != admitted.end())
           c.reserved = false;
+      wake_waiters(*pr);
       if (pr->idle) schedule_flush(parent_id);
       return;
     }
     mark_delivered(*pr, admitted);
-    asio::co_spawn(io_, offload(pool_, [this, admitted] { queue_.consume(admitted); }),
-                   [](std::exception_ptr e) {
-                     if (e) try { std::rethrow_exception(e); } catch (const std::exception& x) {
-                         spdlog::error("could not remove consumed results from the queue: {}", x.what());
-                       }
-                   });
+    asio::post(pool_, [this, admitted] {
+      try {
+        queue_.consume(admitted);
+      } catch (const std::exception& e) {
+        spdlog::error("could not remove consumed results from the queue: {}", e.what());
+      }
+    });
   };
   co_return r;
 }

@@ -1,6 +1,8 @@
 // Typed params and results of every method in design.md section 5, with their JSON forms.
 // Wire names are camelCase. Decoding untrusted params throws rpc_error{invalid_params} naming
 // the field ("childIds[3]: expected a string"), and enforces the size caps in `wire_limits`.
+// Unknown members are ignored (newer peers may add some); an optional member may be absent or
+// null. docs/protocol.md is the reference for every field.
 #pragma once
 
 #include <cstddef>
@@ -32,142 +34,154 @@ struct wire_limits {
 
 // Pi's ContextUsage: {tokens: number|null, contextWindow: number, percent: number|null}.
 struct usage_dto {
-  std::optional<std::int64_t> tokens;  // null after compaction
-  std::int64_t context_window = 0;     // tokens; > 0 to be usable
-  std::optional<double> percent;
+  std::optional<std::int64_t> tokens;  // tokens: in context, >= 0 (fractions floored); null after compaction
+  std::int64_t context_window = 0;     // contextWindow: the model's window, tokens; > 0 to be usable
+  std::optional<double> percent;       // percent: tokens / window * 100, or null; informational
 };
 
 // Where a cut result's full text is.
 struct artifact_dto {
-  bool saved = false;
-  std::string path;    // absolute path when saved
-  std::string sha256;  // hash of the full text
-  std::string reason;  // why not saved, when !saved
+  bool saved = false;  // saved: the full text is in the store at `path`
+  std::string path;    // path: absolute path of the artifact file, when saved (else absent)
+  std::string sha256;  // sha256: hash of the full text, 64 lowercase hex (the file's name)
+  std::string reason;  // reason: why it was not saved, when !saved (else absent)
 };
 
 // One result in a batch.
 struct section_dto {
-  std::string child_id;
-  std::string title;
-  std::string status;          // "done" | "error" | "cancelled"
-  std::string error;           // empty when none (omitted on the wire)
-  std::string text;            // the projection
-  bool truncated = false;
-  std::size_t total_bytes = 0;
-  std::size_t total_lines = 0;
-  std::optional<std::size_t> omitted_offset;  // first omitted line (1-based), when truncated
-  std::optional<std::size_t> omitted_limit;   // omitted line count, when truncated
-  std::optional<artifact_dto> artifact;       // when truncated
+  std::string child_id;        // childId
+  std::string title;           // title: as given by started/completed, may be ""
+  std::string status;          // status: "done" | "error" | "cancelled"
+  std::string error;           // error: the child's error text; empty when none (omitted on the wire)
+  std::string text;            // text: the projection, UTF-8, within this result's share
+  bool truncated = false;      // truncated: text is head + marker + tail + footer, not the full text
+  std::size_t total_bytes = 0;   // totalBytes: the full text's size, UTF-8 bytes
+  std::size_t total_lines = 0;   // totalLines: the full text's lines (split("\n"))
+  std::optional<std::size_t> omitted_offset;  // omitted.offset: first omitted line (1-based), when truncated
+  std::optional<std::size_t> omitted_limit;   // omitted.limit: omitted line count, when truncated
+  std::optional<artifact_dto> artifact;       // artifact: when truncated (else null)
 };
 
 // How a batch's budget was decided.
 struct budget_dto {
-  std::string mode;            // "static" | "dynamic"
-  std::string basis;           // plain words
-  std::size_t batch_cap_bytes = 0;
-  std::size_t static_batch_bytes = 0;
-  std::size_t per_result_bytes = 0;
-  std::size_t floor_bytes = 0;
-  std::size_t max_lines = 0;
-  std::optional<usage_dto> usage;
-  std::optional<std::size_t> headroom_bytes;
+  std::string mode;            // mode: "static" | "dynamic"
+  std::string basis;           // basis: plain words, e.g. "static: no usage"
+  std::size_t batch_cap_bytes = 0;     // batchCapBytes: the cap the rendered batch kept to, bytes
+  std::size_t static_batch_bytes = 0;  // staticBatchBytes: the surface's static batch cap, bytes
+  std::size_t per_result_bytes = 0;    // perResultBytes: the surface's per-result cap, bytes
+  std::size_t floor_bytes = 0;         // floorBytes: no admitted result got less, bytes
+  std::size_t max_lines = 0;           // maxLines: per-result line cap
+  std::optional<usage_dto> usage;      // usage: what a dynamic budget was based on (else null)
+  std::optional<std::size_t> headroom_bytes;  // headroomBytes: share of the free context, bytes (else null)
 };
 
 // A projected batch: subagent/wait's result and parent/deliver's params share it.
 struct batch_dto {
-  std::vector<section_dto> sections;
-  std::string text;            // the rendered message the parent model reads
-  std::size_t deferred = 0;    // results held for a later flush
-  budget_dto budget;
+  std::vector<section_dto> sections;  // sections: one per delivered result, completion order
+  std::string text;            // text: the rendered message the parent model reads (<= batchCapBytes)
+  std::size_t deferred = 0;    // deferred: results held for a later flush
+  budget_dto budget;           // budget
 };
 
 // ---- methods (client -> daemon) -------------------------------------------------------------
 
 struct initialize_params {
-  std::string protocol_version;          // optional on the wire; "1" when absent
-  std::string client_name;               // optional, for logs
-  std::optional<std::string> parent_id;  // makes this connection the parent's endpoint
+  std::string protocol_version;          // protocolVersion: optional on the wire; "1" when absent
+  std::string client_name;               // clientName: optional, for logs, <= max_title_bytes
+  std::optional<std::string> parent_id;  // parentId: makes this connection the parent's endpoint
 };
 struct initialize_result {
-  std::string protocol_version;
-  std::string server_version;
-  std::optional<std::string> parent_id;  // echoed when registered as endpoint
-  std::string artifact_dir;
-  json limits;                           // the effective caps (frame, fields, surfaces)
+  std::string protocol_version;          // protocolVersion: the daemon's, "1"
+  std::string server_version;            // serverVersion: handoffd's version
+  std::optional<std::string> parent_id;  // parentId: echoed when registered as endpoint (else null)
+  std::string artifact_dir;              // artifactDir: absolute path of the artifact store
+  json limits;                           // limits: the effective caps (frame, fields, surfaces)
 };
 
 struct started_params {
-  std::string parent_id, child_id, title;
+  std::string parent_id;  // parentId
+  std::string child_id;   // childId
+  std::string title;      // title: optional, "" when absent
 };
 struct started_result {
-  std::string state;  // "running", or the state it already had
+  std::string state;  // state: "running", or the state it already had
 };
 
 struct progress_params {  // a notification
-  std::string parent_id, child_id, text;
+  std::string parent_id;  // parentId
+  std::string child_id;   // childId
+  std::string text;       // text: recent activity, <= max_progress_bytes
 };
 
 struct completed_params {
-  std::string parent_id, child_id, title;
-  std::string status;           // "done" | "error" | "cancelled"
-  std::string error;
-  std::string final_text;
+  std::string parent_id;        // parentId
+  std::string child_id;         // childId
+  std::string title;            // title: optional, "" when absent
+  std::string status;           // status: "done" | "error" | "cancelled" (required)
+  std::string error;            // error: optional, "" when absent
+  std::string final_text;       // finalText: the exact final answer, UTF-8
 };
 struct completed_result {
-  bool duplicate = false;       // an identical completion was already held
-  std::string sha256;
-  std::size_t bytes = 0, lines = 0;
+  bool duplicate = false;       // duplicate: an identical completion was already held
+  std::string sha256;           // sha256: of finalText, 64 lowercase hex
+  std::size_t bytes = 0;        // bytes: finalText's UTF-8 bytes
+  std::size_t lines = 0;        // lines: finalText's lines (split("\n"))
 };
 
 struct check_params {
-  std::string parent_id, child_id;
+  std::string parent_id;  // parentId
+  std::string child_id;   // childId
 };
 struct check_result {
-  std::string child_id, title;
-  std::string state;            // "running" | "completed" | "delivered" | "cancelled"
-  std::string status;           // when completed: "done" | "error" | "cancelled"
-  std::string error;
-  std::string preview;          // <= 2 KiB / 20 lines: progress tail, or the final text's tail
-  bool preview_truncated = false;
-  std::optional<std::size_t> bytes, lines;  // final text size, when completed
+  std::string child_id;         // childId
+  std::string title;            // title
+  std::string state;            // state: "running" | "completed" | "delivered" | "cancelled"
+  std::string status;           // status: when completed, "done" | "error" | "cancelled" (else null)
+  std::string error;            // error: omitted when empty
+  std::string preview;          // preview: <= 2 KiB / 20 lines: progress tail, or the final text's tail
+  bool preview_truncated = false;  // previewTruncated: preview is a tail of something longer
+  std::optional<std::size_t> bytes, lines;  // bytes, lines: final text size, when completed (else null)
 };
 
 struct wait_params {
-  std::string parent_id;
-  std::vector<std::string> child_ids;   // 1..64, unique
-  std::optional<std::int64_t> timeout_ms;  // none: wait until all complete
-  std::optional<usage_dto> usage;       // the parent's usage, for the dynamic budget
+  std::string parent_id;                   // parentId
+  std::vector<std::string> child_ids;      // childIds: 1..64, unique
+  std::optional<std::int64_t> timeout_ms;  // timeoutMs: 0..24 h; none: wait until all complete
+  std::optional<usage_dto> usage;          // usage: the parent's usage, for the dynamic budget
 };
 struct wait_result {
-  batch_dto batch;
-  bool timed_out = false;
-  std::vector<std::string> pending;     // listed children not completed yet
+  batch_dto batch;                      // flattened on the wire: sections, text, deferred, budget
+  bool timed_out = false;               // timedOut: returned at timeoutMs with children pending
+  std::vector<std::string> pending;     // pending: listed children not completed yet
 };
 
 struct cancel_params {
-  std::string parent_id;
-  std::vector<std::string> child_ids;
+  std::string parent_id;                // parentId
+  std::vector<std::string> child_ids;   // childIds: 1..64, unique
 };
 struct cancel_result {
-  std::vector<std::string> cancelled;   // ids that were known
-  std::size_t consumed = 0;             // completed results dropped with them
+  std::vector<std::string> cancelled;   // cancelled: ids that were known
+  std::size_t consumed = 0;             // consumed: completed results dropped with them
 };
 
 struct parent_state_params {  // a notification
-  std::string parent_id;
-  std::string state;  // "busy" | "idle"
+  std::string parent_id;  // parentId
+  std::string state;      // state: "busy" | "idle"
 };
 
 struct artifact_read_params {
-  std::string sha256;                  // 64 lowercase hex
-  std::size_t offset = 1;              // 1-based line
-  std::optional<std::size_t> limit;    // lines
+  std::string sha256;                  // sha256: 64 lowercase hex
+  std::size_t offset = 1;              // offset: first line, 1-based; default 1
+  std::optional<std::size_t> limit;    // limit: max lines, >= 1; default: to the end (still capped)
 };
 struct artifact_read_result {
-  std::string path, text;
-  std::size_t first_line = 0, last_line = 0, total_lines = 0;
-  bool cut = false;
-  std::optional<std::size_t> next_offset;
+  std::string path;              // path: the artifact's absolute path
+  std::string text;              // text: the lines, joined with "\n"
+  std::size_t first_line = 0;    // firstLine: 1-based number of the first line in text
+  std::size_t last_line = 0;     // lastLine: 1-based number of the last line in text
+  std::size_t total_lines = 0;   // totalLines: lines in the artifact
+  bool cut = false;              // cut: stopped by the 2000-line / 50 KiB page cap before limit
+  std::optional<std::size_t> next_offset;  // nextOffset: where to continue, when lines remain (else null)
 };
 
 // daemon/status has no params; its result is free-form JSON documented in docs/protocol.md.
@@ -175,13 +189,13 @@ struct artifact_read_result {
 // ---- methods (daemon -> client) -------------------------------------------------------------
 
 struct usage_request_params {
-  std::string parent_id;
+  std::string parent_id;  // parentId: whose usage is asked
 };
 // context/usage result: usage_dto or null.
 
 struct deliver_params {
-  std::string parent_id;
-  std::string delivery_id;
+  std::string parent_id;    // parentId
+  std::string delivery_id;  // deliveryId: stable across resends of the same batch
   batch_dto batch;          // flattened on the wire: sections, text, deferred, budget
 };
 
@@ -213,15 +227,18 @@ json encode(const cancel_result& v);
 parent_state_params decode_parent_state(const json& params, const wire_limits& lim);
 artifact_read_params decode_artifact_read(const json& params, const wire_limits& lim);
 json encode(const artifact_read_result& v);
+json encode(const usage_request_params& v);
 json encode(const deliver_params& v);
 
 // Client-side decoders of results (the C++ client library uses them; they throw rpc_error too).
 initialize_result decode_initialize_result(const json& j);
+started_result decode_started_result(const json& j);
 completed_result decode_completed_result(const json& j);
 check_result decode_check_result(const json& j);
 wait_result decode_wait_result(const json& j);
 cancel_result decode_cancel_result(const json& j);
 artifact_read_result decode_artifact_read_result(const json& j);
+usage_request_params decode_usage_request(const json& params);
 deliver_params decode_deliver(const json& params);
 // Encoders of params, for clients.
 json encode(const initialize_params& v);

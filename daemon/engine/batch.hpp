@@ -59,10 +59,15 @@ struct batch_options {
   dynamic_policy policy{};
 };
 
-// Wrapper text around section i's projection (header, error, separator); exposed for tests.
+// The header block before a section's projection: the `Subagent ...` line (id and title with
+// line breaks turned into spaces), an `Error: ...` line when there is an error, and the blank
+// line. The "\n\n---\n\n" separator before every section but the first is not part of it.
 std::string section_header(const batch_input& in);
 
-// Builds the batch. `store` may be null (then cut results say "not saved: no artifact store").
+// Builds the batch. `store` may be null (then cut results are not saved, with the reason "no
+// artifact store configured"). Throws std::invalid_argument when the caps cannot hold a
+// projection (floor < min_projection_bytes or max_lines < min_projection_lines) or the
+// allocator refuses them, and std::logic_error if the text ever exceeded the cap (a bug).
 batch build_batch(std::span<const batch_input> inputs, const batch_options& options,
                   artifact_store* store);
 

@@ -68,7 +68,9 @@ struct allocation {
   budget_report report;
 };
 
-// True when usage can drive the dynamic budget: tokens present and >= 0, window > 0.
+// True when usage can drive the dynamic budget: tokens present and >= 0, window > 0, tokens
+// <= window, and percent (when present) finite and within [0, 100]. Anything else is unknown or
+// nonsense and the static caps apply.
 bool usable(const std::optional<context_usage>& usage) noexcept;
 
 // Allocates the batch. Guarantees: sum(byte_limits) + sum(admitted wrapper_bytes) +
@@ -76,6 +78,13 @@ bool usable(const std::optional<context_usage>& usage) noexcept;
 // first item is always admitted at >= its floor so a flush always makes progress (still within
 // the static batch cap); every admitted limit >= floor_bytes and <= per_result_bytes; items
 // that fit are given exactly what they need (water-filling), the rest share what is left.
+// An item that fits and is smaller than the floor is given exactly its size (it is shown whole,
+// so the floor, which bounds cuts, does not apply to it). `admitted` is always a prefix of the
+// items (0, 1, ... k-1) and `deferred` the rest, so completion order is kept across flushes;
+// when a cap raise was needed for the first item, report.batch_cap_bytes is the raised cap.
+// Throws std::invalid_argument when the caps or policy are inconsistent (floor above a cap, a
+// zero cap, share outside (0, 1]), or when the first item cannot be delivered at its floor even
+// under the static batch cap (its wrapper alone is too large for the surface).
 allocation allocate(const surface_caps& caps, std::span<const budget_item> items,
                     const std::optional<context_usage>& usage,
                     std::size_t deferred_notice_bytes, const dynamic_policy& policy = {});

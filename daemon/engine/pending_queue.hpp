@@ -23,8 +23,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/artifact_store.hpp"
 #include "engine/batch.hpp"
 #include "engine/mapped_file.hpp"
+#include "engine/posix_io.hpp"
 #include "engine/text_shape.hpp"
 
 namespace handoff {
@@ -53,6 +55,13 @@ struct stored_delivery {
   std::string delivery_id;
   std::vector<std::uint64_t> seqs;  // the results it carries (deferred ones are not listed)
   std::string payload;              // the exact parent/deliver params, resent as they were
+};
+
+// What is left of a completion once delivered or consumed: enough to recognise a resend.
+struct tombstone {
+  std::string sha256;             // of the final text that was delivered
+  std::uint64_t seq = 0;          // the seq the result had
+  std::int64_t done_unix_ms = 0;  // when it left the queue
 };
 
 // Thrown when the disk refuses a write: the completion must NOT be acknowledged.
@@ -84,10 +93,13 @@ class pending_queue {
   struct put_outcome {
     held_result held;
     bool duplicate = false;  // the same parent+child and text were already held or delivered
+    bool delivered = false;  // duplicate of a result that already left the queue: held.seq is
+                             // its old seq and nothing is held for it any more
   };
   // Makes the completion durable (text, then record, each fsynced) and returns it. Idempotent on
   // (parent, child) with the same text. Throws queue_conflict for the same key with another text,
-  // queue_error when the disk fails (nothing half-written is left).
+  // queue_error when the disk fails (nothing half-written is left), std::invalid_argument when
+  // an id, title or error is not valid UTF-8 or the record would exceed 16 MiB.
   put_outcome put(const completion& c, std::string_view final_text);
 
   // Maps a held result's text read-only. Throws queue_error when it is gone.
@@ -97,10 +109,16 @@ class pending_queue {
 
   // Records an auto-delivery before it is sent (throws queue_error).
   void begin_delivery(const stored_delivery& d);
-  // The parent acknowledged the delivery: its results leave the queue (as tombstones).
-  void complete_delivery(std::string_view delivery_id);
-  // Results consumed by a wait or a cancel leave the queue (as tombstones).
-  void consume(const std::vector<std::uint64_t>& seqs);
+  // The parent acknowledged the delivery: its results leave the queue (as tombstones). An
+  // unknown id is ignored (a repeated acknowledgement).
+  // These two never throw for disk trouble: the results leave memory regardless, and what the
+  // disk refused comes back as plain words for the caller to log (empty when all went well).
+  // A result whose tombstone could not be written keeps its record, so after a restart it is
+  // delivered again: at least once, never lost.
+  std::vector<std::string> complete_delivery(std::string_view delivery_id);
+  // Results consumed by a wait or a cancel leave the queue (as tombstones). Unknown seqs are
+  // ignored.
+  std::vector<std::string> consume(const std::vector<std::uint64_t>& seqs);
 
   struct stats {
     std::size_t results = 0;      // held completions
@@ -116,16 +134,25 @@ class pending_queue {
   const std::filesystem::path& dir() const noexcept { return dir_; }
 
  private:
+  void require_recovered() const;
+  std::vector<std::string> retire(const std::vector<std::string>& keys);
+
   std::filesystem::path dir_;
-  int dir_fd_ = -1;
+  unique_fd dir_fd_;
+  artifact_store texts_;      // texts/: content-addressed, verified, never overwritten
+  unique_fd texts_fd_;        // texts/ again, to list and remove texts no record uses
+  unique_fd records_fd_;      // records/
+  unique_fd deliveries_fd_;   // deliveries/
+  unique_fd done_fd_;         // done/
   mutable std::mutex mutex_;
+  bool recovered_ = false;
   std::uint64_t next_seq_ = 1;
   struct entry {
     held_result held;
   };
   std::unordered_map<std::string, entry> by_key_;                // key -> held
   std::unordered_map<std::uint64_t, std::string> key_by_seq_;    // seq -> key
-  std::unordered_map<std::string, std::string> tombstones_;      // key -> sha256
+  std::unordered_map<std::string, tombstone> tombstones_;        // key -> what was delivered
   std::unordered_map<std::string, std::size_t> text_refs_;       // sha256 -> records using it
   std::unordered_map<std::string, stored_delivery> deliveries_;  // id -> delivery
 };

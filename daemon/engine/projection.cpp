@@ -1,1 +1,122 @@
+// project(): verbatim when the text fits, else head + marker + tail + footer in one pass.
+//
+// The output is a list of lines joined by '\n', with no '\n' after the last:
+//
+//   head whole lines | head partial line? | marker | tail partial line? | tail whole lines | footer
+//
+// so every shown line costs its bytes + 1 and one line, the notices cost what notice_bound()
+// says at most, and the byte and line limits are met by construction, not by retrying.
 #include "engine/projection.hpp"
+
+#include <cassert>
+#include <stdexcept>
+#include <string>
+
+#include "engine/projection_cut.hpp"
+#include "engine/projection_notice.hpp"
+
+namespace handoff {
+namespace {
+
+// Least room the head and tail must have left after the notices: below this the projection
+// would be all notice and no text, and the caller's limits are too small for this artifact.
+constexpr std::size_t min_body_bytes = 32;  // output bytes for head + tail
+constexpr std::size_t min_body_lines = 2;   // one line each for head and tail
+
+constexpr double min_head_share = 0.05;
+constexpr double max_head_share = 0.95;
+
+bool within(text_shape shape, const projection_limits& limits) noexcept {
+  return shape.bytes <= limits.max_bytes && shape.lines <= limits.max_lines;
+}
+
+void check_limits(const projection_limits& limits, const artifact_ref& artifact) {
+  if (limits.max_bytes < min_projection_bytes) {
+    throw std::invalid_argument("projection max_bytes " + std::to_string(limits.max_bytes) +
+                                " is below the minimum of " + std::to_string(min_projection_bytes));
+  }
+  if (limits.max_lines < min_projection_lines) {
+    throw std::invalid_argument("projection max_lines " + std::to_string(limits.max_lines) +
+                                " is below the minimum of " + std::to_string(min_projection_lines));
+  }
+  if (!(limits.head_share >= min_head_share && limits.head_share <= max_head_share)) {
+    throw std::invalid_argument("projection head_share " + std::to_string(limits.head_share) +
+                                " is outside [0.05, 0.95]");
+  }
+  if (artifact.saved && artifact.path.empty()) {
+    throw std::invalid_argument("artifact marked saved without a path");
+  }
+}
+
+notice_numbers numbers_of(const body_cut& cut, text_shape total) {
+  notice_numbers n;
+  n.total = total;
+  if (cut.head_lines > 0) n.head = {1, cut.head_lines};
+  if (cut.head_partial) n.head_part_line = cut.head_lines + 1;
+  const std::size_t last_omitted = total.lines - cut.tail_lines;
+  if (cut.tail_partial) n.tail_part_line = last_omitted;
+  if (cut.tail_lines > 0) n.tail = {last_omitted + 1, total.lines};
+  n.omitted = {cut.head_lines + 1, last_omitted};
+  n.read_offset = n.omitted.first;
+  n.read_limit = last_omitted - cut.head_lines;
+  n.omitted_bytes = cut.tail_start - cut.head_end;
+  return n;
+}
+
+}  // namespace
+
+bool fits(std::string_view text, const projection_limits& limits) noexcept {
+  // A text over the byte limit needs no line count.
+  return text.size() <= limits.max_bytes && within(measure(text), limits);
+}
+
+projection project(std::string_view text, const projection_limits& limits,
+                   const artifact_ref& artifact) {
+  projection result;
+  result.total = measure(text);
+  if (within(result.total, limits)) {
+    result.text = text;
+    result.head_lines = result.total.lines;
+    result.head_bytes = result.total.bytes;
+    return result;
+  }
+  check_limits(limits, artifact);
+
+  const notice_size notices = notice_bound(result.total, artifact);
+  if (limits.max_bytes < notices.bytes + min_body_bytes ||
+      limits.max_lines < notices.lines + min_body_lines) {
+    throw std::invalid_argument("projection limits of " + std::to_string(limits.max_bytes) +
+                                " bytes / " + std::to_string(limits.max_lines) +
+                                " lines leave no room for text beside the " +
+                                std::to_string(notices.bytes) + "-byte marker and footer");
+  }
+  const body_budget budget{limits.max_bytes - notices.bytes, limits.max_lines - notices.lines};
+  const body_cut cut = cut_body(text, result.total.lines, budget, limits.head_share);
+
+  result.truncated = true;
+  result.head_lines = cut.head_lines;
+  result.tail_lines = cut.tail_lines;
+  result.head_bytes = cut.head_end;
+  result.tail_bytes = text.size() - cut.tail_start;
+  result.head_partial = cut.head_partial;
+  result.tail_partial = cut.tail_partial;
+  result.omitted_first = cut.head_lines + 1;
+  result.omitted_count = result.total.lines - cut.tail_lines - cut.head_lines;
+
+  const notice_numbers numbers = numbers_of(cut, result.total);
+  std::string& out = result.text;
+  out.reserve(limits.max_bytes);
+  out.append(text.substr(0, cut.head_end));
+  if (cut.head_partial) out.push_back('\n');
+  append_marker(out, numbers);
+  out.push_back('\n');
+  if (cut.tail_lines > 0 || cut.tail_partial) {
+    out.append(text.substr(cut.tail_start));
+    out.push_back('\n');
+  }
+  append_footer(out, numbers, artifact);
+  assert(out.size() <= limits.max_bytes);
+  return result;
+}
+
+}  // namespace handoff

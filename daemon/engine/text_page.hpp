@@ -22,9 +22,14 @@ struct page_request {
 struct text_page {
   std::string text;               // the lines, joined with "\n", no trailing newline added
   std::size_t first_line = 0;     // 1-based line number of the first line in `text`
-  std::size_t last_line = 0;      // 1-based line number of the last line in `text`
+  std::size_t last_line = 0;      // 1-based line number of the last line in `text`;
+                                  // first_line - 1 when it holds none (limit 0)
   std::size_t total_lines = 0;    // lines in the whole text
   bool cut = false;               // stopped by the 2000-line / 50 KiB cap before `limit`
+  // Line first_line alone is longer than 50 KiB and `text` holds only its first 50 KiB (cut at
+  // a character boundary). Pi's read shows nothing then and points to
+  // `sed -n 'Np' FILE | head -c 51200`; this returns that prefix directly.
+  bool partial_line = false;
   std::optional<std::size_t> next_offset;  // where to continue, when lines remain
 };
 

@@ -33,12 +33,13 @@ class umask_guard {
   mode_t old_;
 };
 
-// A small tmpfs mounted on `at` (which must exist), unmounted at scope exit. Mounting needs
-// CAP_SYS_ADMIN; when it is refused, mounted() is false and the caller skips with a MESSAGE.
+// A small tmpfs mounted on `at` (which must exist), unmounted at scope exit. `options` are
+// tmpfs's, e.g. "size=64k" or "size=64k,nr_inodes=32". Mounting needs CAP_SYS_ADMIN; when it
+// is refused, mounted() is false and the caller skips with a MESSAGE.
 class tmpfs_mount {
  public:
-  tmpfs_mount(const std::filesystem::path& at, const std::string& size) : at_(at) {
-    const std::string options = "size=" + size + ",mode=0700";
+  tmpfs_mount(const std::filesystem::path& at, const std::string& tmpfs_options) : at_(at) {
+    const std::string options = tmpfs_options + ",mode=0700";
     if (::mount("tmpfs", at_.c_str(), "tmpfs", 0, options.c_str()) == 0) {
       mounted_ = true;
     } else {

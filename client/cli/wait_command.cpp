@@ -1,0 +1,67 @@
+// `handoff wait --parent P [--timeout-ms N] [--tokens N --context-window N] [--json] CHILD...`
+//
+// subagent/wait: waits until every listed child has completed (or --timeout-ms passed), then
+// prints the projected batch exactly as the parent model would read it: the rendered text's
+// bytes and nothing else. Results delivered here are consumed (not auto-delivered again).
+// With the usage flags the batch budget shrinks to fit the parent's free context.
+//
+// Exit status 4 when the timeout passed with children still pending (listed on stderr; the
+// results that were ready are printed all the same). --json prints the whole result: sections,
+// text, deferred, budget, timedOut, pending.
+#include "cli/wait_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace handoff::cli {
+namespace {
+
+struct wait_options {
+  rpc::wait_params params;
+  usage_flags usage;
+  bool json = false;
+};
+
+std::string join(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : " ") + id;
+  return out;
+}
+
+int run_wait(const daemon_options& daemon, wait_options& options) {
+  options.params.usage = usage_from(options.usage);
+  return with_client("wait", daemon, [&](client::client& c, const rpc::initialize_result&) {
+    const rpc::wait_result result = c.wait(options.params);
+    const bool ok = options.json ? print_json("wait", rpc::encode(result)) : print("wait", result.batch.text);
+    if (!ok) return exit_failure;
+    if (result.timed_out && !result.pending.empty()) {
+      report("wait", "timed out; still pending: " + join(result.pending));
+      return exit_wait_timeout;
+    }
+    return exit_ok;
+  });
+}
+
+}  // namespace
+
+command add_wait_command(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
+  auto options = std::make_shared<wait_options>();
+  CLI::App* sub = add_daemon_subcommand(app, "wait", "Wait for children; print their batch as the parent model reads it");
+  sub->add_option("--parent", options->params.parent_id, "The parent agent's id")->required();
+  sub->add_option("children", options->params.child_ids, "The children to wait for (1 to 64 ids)")
+      ->required()
+      ->expected(1, 64);
+  sub->add_option("--timeout-ms", options->params.timeout_ms,
+                  "Give up after this many milliseconds (exit 4 if children are still pending); "
+                  "default: wait until all complete")
+      ->check(CLI::Range(std::int64_t{0}, rpc::wire_limits{}.max_timeout_ms));
+  add_usage_flags(*sub, options->usage);
+  sub->add_flag("--json", options->json, "Print subagent/wait's whole result as JSON");
+  sub->footer("Exit status: 0 all listed children delivered, 4 timed out with children pending; "
+              "see `handoff --help` for the others.");
+  return command{sub, [daemon, options] { return run_wait(*daemon, *options); }};
+}
+
+}  // namespace handoff::cli

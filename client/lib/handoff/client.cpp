@@ -1,0 +1,211 @@
+// The session mechanics: request ids, reading frames until a call's reply is in, filing replies
+// that belong to an outer call, and answering the daemon's own requests in between.
+#include "handoff/client.hpp"
+
+#include <array>
+#include <cstdlib>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+namespace handoff::client {
+namespace {
+
+std::filesystem::path env_path(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::filesystem::path(value) : std::filesystem::path();
+}
+
+std::string describe_ms(milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+
+// rpc::make_request / make_notification's wire form, except that a string that is not UTF-8 is
+// refused rather than replaced with U+FFFD: a final text must reach the daemon byte for byte or
+// not at all. Nothing has been sent when this throws.
+std::string strict_message(const nlohmann::json& id, std::string_view method, const nlohmann::json& params) {
+  std::string out = R"({"jsonrpc":"2.0",)";
+  if (!id.is_null()) out += R"("id":)" + id.dump() + ",";
+  out += R"("method":)" + nlohmann::json(method).dump();
+  try {
+    if (!params.is_null()) out += R"(,"params":)" + params.dump();
+  } catch (const nlohmann::json::type_error& e) {
+    const std::string_view what = e.what();  // "[json.exception.type_error.316] invalid UTF-8 byte at ..."
+    throw std::invalid_argument(std::string(method) + ": not sent, a string in it is not valid UTF-8 (" +
+                                std::string(what.substr(what.find(']') + 2)) + ")");
+  }
+  out += '}';
+  return out;
+}
+
+// A JSON-RPC error object as the client_error a caller sees.
+client_error from_error_object(const nlohmann::json& error) {
+  const auto code = static_cast<rpc::errc>(error.at("code").get<int>());
+  nlohmann::json data = error.contains("data") ? error["data"] : nlohmann::json();
+  return client_error(code, error.at("message").get<std::string>(), std::move(data));
+}
+
+}  // namespace
+
+std::filesystem::path default_socket_path() {
+  if (auto explicit_path = env_path("HANDOFF_SOCKET"); !explicit_path.empty()) return explicit_path;
+  if (auto runtime = env_path("XDG_RUNTIME_DIR"); !runtime.empty()) return runtime / "handoff" / "handoffd.sock";
+  throw client_error(error_kind::daemon_absent,
+                     "no handoffd socket known: neither HANDOFF_SOCKET nor XDG_RUNTIME_DIR is set; pass the "
+                     "socket path (--socket PATH)");
+}
+
+client::client(options opts)
+    : options_(std::move(opts)),
+      stream_(unix_stream::connect(options_.socket.empty() ? default_socket_path() : options_.socket)),
+      decoder_(options_.max_frame_bytes) {}
+
+nlohmann::json client::call(std::string_view method, const nlohmann::json& params,
+                            std::optional<milliseconds> timeout) {
+  const std::int64_t id = next_id_++;
+  const deadline until = deadline_after(timeout);
+  const std::string request = strict_message(id, method, params);
+  awaiting_.insert(id);
+  struct forget {  // on every way out, a late reply to this id is dropped, not filed
+    client* self;
+    std::int64_t id;
+    ~forget() {
+      self->awaiting_.erase(id);
+      self->replies_.erase(id);
+    }
+  } guard{this, id};
+  try {
+    write_frame(request, until);
+  } catch (const client_error& e) {
+    // The daemon hung up; it may have said why first (the connection cap): prefer its words.
+    if (e.kind() == error_kind::refused) read_last_words();
+    throw;
+  }
+  for (;;) {
+    if (auto it = replies_.find(id); it != replies_.end()) {
+      rpc::message reply = std::move(it->second);
+      if (reply.error) throw from_error_object(*reply.error);
+      return std::move(reply.result);
+    }
+    auto message = next_message(until);
+    if (!message)
+      throw client_error(error_kind::timeout, std::string(method) + ": no reply from handoffd at " +
+                                                  stream_.path().string() + " within " + describe_ms(*timeout));
+    handle(std::move(*message));
+  }
+}
+
+void client::read_last_words() {
+  while (auto message = next_message(clock::now())) handle(std::move(*message));
+}
+
+void client::notify(std::string_view method, const nlohmann::json& params) {
+  send(strict_message(nullptr, method, params));
+}
+
+void client::on_request(const std::string& method, request_handler handler) {
+  if (handler)
+    handlers_[method] = std::move(handler);
+  else
+    handlers_.erase(method);
+}
+
+bool client::serve_one(std::optional<milliseconds> timeout) {
+  const deadline until = deadline_after(timeout);
+  const std::size_t before = handled_;
+  while (handled_ == before) {
+    auto message = next_message(until);
+    if (!message) return false;
+    handle(std::move(*message));
+  }
+  return true;
+}
+
+std::optional<rpc::message> client::next_message(deadline until) {
+  for (;;) {
+    std::optional<rpc::decoded_frame> frame;
+    try {
+      frame = decoder_.next();
+    } catch (const std::exception& e) {
+      throw client_error(error_kind::protocol, std::string("handoffd sent a bad frame: ") + e.what());
+    }
+    if (frame) {
+      if (frame->oversized)
+        throw client_error(error_kind::protocol, "handoffd sent a message of " + std::to_string(frame->oversized_bytes) +
+                                                     " bytes, over this client's cap of " +
+                                                     std::to_string(options_.max_frame_bytes));
+      try {
+        return rpc::parse_message(frame->payload);
+      } catch (const rpc::rpc_error& e) {
+        throw client_error(error_kind::protocol, std::string("handoffd sent a malformed message: ") + e.what());
+      }
+    }
+    std::array<char, 64 * 1024> chunk;
+    const auto n = stream_.read_some(chunk, until);
+    if (!n) return std::nullopt;
+    if (*n == 0) connection_closed(awaiting_.empty() ? "while we waited for its requests" : "before answering");
+    decoder_.feed(std::string_view(chunk.data(), *n));
+  }
+}
+
+void client::handle(rpc::message message) {
+  switch (message.type) {
+    case rpc::message::kind::response: {
+      // An error the daemon could not tie to a request (it had no readable id) concerns what we
+      // sent last, or the connection itself: the connection cap, a frame over the daemon's cap.
+      if (message.id.is_null()) {
+        if (!message.error) throw client_error(error_kind::protocol, "handoffd sent a result with a null id");
+        client_error e = from_error_object(*message.error);
+        if (e.code() == rpc::errc::too_many_connections)
+          throw client_error(error_kind::refused, std::string("handoffd refused the connection: ") + e.what());
+        throw e;
+      }
+      if (!message.id.is_number_integer()) return;  // not an id of ours
+      const auto id = message.id.get<std::int64_t>();
+      if (awaiting_.contains(id)) replies_.insert_or_assign(id, std::move(message));
+      return;  // else: a late reply to a call that timed out
+    }
+    case rpc::message::kind::request:
+      answer(message);
+      ++handled_;
+      return;
+    case rpc::message::kind::notification:
+      return;
+  }
+}
+
+// Exactly one reply per request, whatever the handler does.
+void client::answer(const rpc::message& request) {
+  const auto it = handlers_.find(request.method);
+  if (it == handlers_.end()) {
+    send(rpc::make_error(request.id, rpc::errc::method_not_found,
+                         "this client does not handle '" + request.method + "'"));
+    return;
+  }
+  std::string reply;
+  try {
+    // A copy: the handler may replace or remove itself.
+    const request_handler handler = it->second;
+    reply = rpc::make_response(request.id, handler(request.params));
+  } catch (const rpc::rpc_error& e) {
+    reply = rpc::make_error(request.id, e.code, e.what(), e.data);
+  } catch (const std::exception& e) {
+    reply = rpc::make_error(request.id, rpc::errc::internal_error, e.what());
+  } catch (...) {
+    reply = rpc::make_error(request.id, rpc::errc::internal_error, "the handler failed");
+  }
+  send(reply);
+}
+
+void client::send(const std::string& payload) { write_frame(payload, deadline_after(options_.call_timeout)); }
+
+// Newline-delimited JSON: the payload, then '\n' (written apart: a final text may be 64 MiB).
+void client::write_frame(std::string_view payload, deadline until) {
+  stream_.write_all(payload, until);
+  stream_.write_all("\n", until);
+}
+
+void client::connection_closed(std::string_view during) const {
+  throw client_error(error_kind::refused,
+                     "handoffd at " + stream_.path().string() + " closed the connection " + std::string(during));
+}
+
+}  // namespace handoff::client

@@ -1,0 +1,62 @@
+#include "handoff/parent_endpoint.hpp"
+
+#include <utility>
+
+namespace handoff::client {
+namespace {
+
+constexpr const char* usage_method = "context/usage";
+constexpr const char* deliver_method = "parent/deliver";
+
+}  // namespace
+
+parent_endpoint::parent_endpoint(client& c, std::string parent_id, parent_callbacks callbacks,
+                                 std::string client_name)
+    : client_(c), parent_id_(std::move(parent_id)), callbacks_(std::move(callbacks)) {
+  // Handlers first: a resent delivery may follow the initialize reply at once.
+  client_.on_request(usage_method, [this](const nlohmann::json& params) { return answer_usage(params); });
+  client_.on_request(deliver_method, [this](const nlohmann::json& params) { return answer_deliver(params); });
+  rpc::initialize_params params;
+  params.client_name = std::move(client_name);
+  params.parent_id = parent_id_;
+  try {
+    registration_ = client_.initialize(params);
+  } catch (...) {
+    client_.on_request(usage_method, nullptr);
+    client_.on_request(deliver_method, nullptr);
+    throw;
+  }
+}
+
+parent_endpoint::~parent_endpoint() {
+  client_.on_request(usage_method, nullptr);
+  client_.on_request(deliver_method, nullptr);
+}
+
+void parent_endpoint::report_idle() { client_.parent_state(rpc::parent_state_params{parent_id_, "idle"}); }
+
+void parent_endpoint::report_busy() { client_.parent_state(rpc::parent_state_params{parent_id_, "busy"}); }
+
+nlohmann::json parent_endpoint::answer_usage(const nlohmann::json&) {
+  if (!callbacks_.usage) return nullptr;
+  const auto usage = callbacks_.usage();
+  return usage ? rpc::encode(*usage) : nlohmann::json();
+}
+
+nlohmann::json parent_endpoint::answer_deliver(const nlohmann::json& params) {
+  // A batch that does not decode is refused (invalid_params) and stays queued, like one the
+  // callback refused.
+  try {
+    const rpc::deliver_params delivery = rpc::decode_deliver(params);
+    if (!callbacks_.deliver)
+      throw rpc::rpc_error(rpc::errc::method_not_found, "this endpoint takes no deliveries; the batch stays queued");
+    callbacks_.deliver(delivery);
+  } catch (...) {
+    ++refused_;
+    throw;
+  }
+  ++acknowledged_;
+  return nlohmann::json::object();
+}
+
+}  // namespace handoff::client

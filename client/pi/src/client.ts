@@ -1,0 +1,513 @@
+// A typed handoffd client over its Unix socket: every client -> daemon method of design.md
+// section 5, the daemon -> client requests (context/usage, parent/deliver) answered by
+// callbacks, and reconnection when the daemon restarts.
+//
+// Connection contract:
+// - `connect()` makes one attempt and rejects ("not-connected") when the daemon is not there;
+//   `start()` keeps trying in the background. Either way, once connected, a lost connection is
+//   re-established with backoff (initialDelayMs doubling to maxDelayMs), `initialize` is sent
+//   again with the same parentId (re-registering the parent's endpoint), and the last parent
+//   state this client reported is sent again.
+// - Requests in flight when the connection drops fail with kind "connection-lost"; the caller
+//   may resend them (the daemon treats a repeated completion as a duplicate). Requests made
+//   while reconnecting wait for the connection, at most their timeout ("not-connected").
+// - Notifications (progress, parent/state) are fire-and-forget; they return false when nothing
+//   was sent. A parent state is still remembered and sent on the next connection.
+import { createConnection, type Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+
+import { HandoffError } from "./errors.js";
+import { DEFAULT_MAX_FRAME_BYTES } from "./framing.js";
+import { isObject, JsonRpcPeer } from "./peer.js";
+import {
+  ErrorCode,
+  Method,
+  PROTOCOL_VERSION,
+  type ArtifactReadParams,
+  type ArtifactReadResult,
+  type CancelParams,
+  type CancelResult,
+  type CheckParams,
+  type CheckResult,
+  type CompletedParams,
+  type CompletedResult,
+  type DeliverParams,
+  type InitializeParams,
+  type InitializeResult,
+  type ParentState,
+  type ParentStateParams,
+  type ProgressParams,
+  type StartedParams,
+  type StartedResult,
+  type StatusResult,
+  type UsageAnswer,
+  type UsageRequestParams,
+  type WaitParams,
+  type WaitResult,
+} from "./protocol.js";
+import { defaultSocketPath } from "./socket-path.js";
+
+export interface ReconnectOptions {
+  /** First delay before reconnecting, ms (default 100). */
+  initialDelayMs?: number;
+  /** The delay doubles up to this, ms (default 5000). */
+  maxDelayMs?: number;
+}
+
+/** What happened to the connection; for status displays and logs. */
+export type ClientEvent =
+  | { type: "connected"; info: InitializeResult; reconnected: boolean }
+  | { type: "disconnected"; error: Error | undefined }
+  | { type: "connect-failed"; error: HandoffError; retryInMs: number | null }
+  | { type: "protocol-error"; description: string };
+
+export interface HandoffClientOptions {
+  /** Default: defaultSocketPath() ($HANDOFF_SOCKET or $XDG_RUNTIME_DIR/handoff/handoffd.sock). */
+  socketPath?: string;
+  /** For the daemon's logs (default "handoff-ts"). */
+  clientName?: string;
+  /** Register this connection as the parent's endpoint: it receives context/usage and parent/deliver. */
+  parentId?: string;
+  /** Deadline of a call, including waiting for a connection, ms (default 30000). */
+  requestTimeoutMs?: number;
+  /** Reconnect after losing an established connection (default true, 100 ms doubling to 5 s). */
+  reconnect?: boolean | ReconnectOptions;
+  /** The largest incoming frame buffered; a bigger one drops the connection (default 64 MiB). */
+  maxFrameBytes?: number;
+  /** Answers `context/usage` (default: null, "unknown"). May throw: the daemon then uses static caps. */
+  onUsage?: (params: UsageRequestParams) => UsageAnswer | Promise<UsageAnswer>;
+  /**
+   * Takes one `parent/deliver` batch. Resolving acknowledges it (the daemon drops the results);
+   * throwing replies with an error, and the daemon keeps the batch and sends it again later with
+   * the same deliveryId. Without it, deliveries are refused (never silently acknowledged).
+   */
+  onDeliver?: (params: DeliverParams) => void | Promise<void>;
+  /** Connection events (also see addListener). */
+  onEvent?: (event: ClientEvent) => void;
+}
+
+export interface CallOptions {
+  /** Overrides the call's deadline, ms; Infinity waits as long as the connection lives. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Extra time a wait's reply may take past its own timeoutMs before the client gives up, ms. */
+export const WAIT_GRACE_MS = 15_000;
+
+interface ConnectionWaiter {
+  resolve: (peer: JsonRpcPeer) => void;
+  reject: (error: HandoffError) => void;
+}
+
+export class HandoffClient {
+  readonly socketPath: string;
+  readonly parentId: string | undefined;
+  private readonly clientName: string;
+  private readonly requestTimeoutMs: number;
+  private readonly reconnect: Required<ReconnectOptions> | null;
+  private readonly maxFrameBytes: number;
+  private readonly listeners = new Set<(event: ClientEvent) => void>();
+  private readonly waiters = new Set<ConnectionWaiter>();
+  private readonly sideConnections = new Set<JsonRpcPeer>();
+  private readonly stopSleeping = new AbortController();
+
+  private peer: JsonRpcPeer | undefined;
+  private connecting: Promise<InitializeResult> | undefined;
+  private info: InitializeResult | undefined;
+  private everConnected = false;
+  private connectedAt = 0;
+  private running = false;  // losses and failures lead to new attempts
+  private looping = false;
+  private ownerClosed = false;
+  private delayMs: number;
+  private lastConnectError: HandoffError | undefined;
+  private lastState: ParentState | undefined;
+
+  constructor(private readonly options: HandoffClientOptions = {}) {
+    this.socketPath = options.socketPath ?? defaultSocketPath();
+    this.parentId = options.parentId;
+    this.clientName = options.clientName ?? "handoff-ts";
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    const reconnect = options.reconnect ?? true;
+    this.reconnect =
+      reconnect === false
+        ? null
+        : {
+            initialDelayMs: (reconnect === true ? undefined : reconnect.initialDelayMs) ?? 100,
+            maxDelayMs: (reconnect === true ? undefined : reconnect.maxDelayMs) ?? 5_000,
+          };
+    this.delayMs = this.reconnect?.initialDelayMs ?? 0;
+    this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+    if (options.onEvent) this.listeners.add(options.onEvent);
+  }
+
+  /** True while a connection is up and initialized. */
+  get connected(): boolean {
+    return this.peer !== undefined;
+  }
+
+  /** The daemon's `initialize` answer on the current (or last) connection. */
+  get serverInfo(): InitializeResult | undefined {
+    return this.info;
+  }
+
+  /** Subscribes to connection events; returns the unsubscribe function. */
+  addListener(listener: (event: ClientEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Connects and runs `initialize` (registering `parentId` when given). Rejects with
+   * "not-connected" when the daemon is unreachable; no retries until a first success (use
+   * start() for that). Resolves at once when already connected.
+   */
+  async connect(): Promise<InitializeResult> {
+    if (this.ownerClosed) throw this.closedError("connect");
+    if (this.peer && this.info) return this.info;
+    if (this.running) {
+      await this.whenConnected("connect", this.requestTimeoutMs, undefined);
+      return this.info!;
+    }
+    const info = await this.attempt();
+    this.running = true;
+    return info;
+  }
+
+  /** Connects in the background, retrying with backoff until closed; never throws for a daemon that is absent. */
+  start(): void {
+    if (this.ownerClosed) throw this.closedError("start");
+    if (this.running) return;
+    this.running = true;
+    void this.loop(false);
+  }
+
+  /** Resolves once connected (at most `timeoutMs`); rejects "not-connected" or "closed". */
+  async ready(timeoutMs = this.requestTimeoutMs): Promise<InitializeResult> {
+    await this.whenConnected("ready", timeoutMs, undefined);
+    return this.info!;
+  }
+
+  /** Closes the connection for good; pending calls fail with kind "closed". */
+  close(): void {
+    if (this.ownerClosed) return;
+    this.ownerClosed = true;
+    this.running = false;
+    this.stopSleeping.abort();
+    for (const waiter of this.waiters) waiter.reject(this.closedError("connect"));
+    this.waiters.clear();
+    for (const side of this.sideConnections) side.close("closed");
+    this.sideConnections.clear();
+    const peer = this.peer;
+    this.peer = undefined;
+    peer?.close("closed");
+  }
+
+  // ---- typed methods ------------------------------------------------------------------------
+
+  /** `subagent/started`: a child is running, so wait and check know it. */
+  async started(params: StartedParams, options?: CallOptions): Promise<StartedResult> {
+    return expectObject(Method.Started, await this.call(Method.Started, params, options)) as unknown as StartedResult;
+  }
+
+  /** `subagent/progress` (notification): recent activity for check previews. False when not sent. */
+  progress(params: ProgressParams): boolean {
+    return this.peer?.notify(Method.Progress, params) ?? false;
+  }
+
+  /** `subagent/completed`: durable once this resolves; resending the same completion is harmless. */
+  async completed(params: CompletedParams, options?: CallOptions): Promise<CompletedResult> {
+    return expectObject(Method.Completed, await this.call(Method.Completed, params, options)) as unknown as CompletedResult;
+  }
+
+  /** `subagent/check`: state and a bounded preview. */
+  async check(params: CheckParams, options?: CallOptions): Promise<CheckResult> {
+    return expectObject(Method.Check, await this.call(Method.Check, params, options)) as unknown as CheckResult;
+  }
+
+  /**
+   * `subagent/wait`: the listed children's results as one projected batch; they are consumed.
+   * Runs on a connection of its own, so that giving up (options.signal, or the deadline:
+   * params.timeoutMs + WAIT_GRACE_MS, or none) closes that connection before the daemon can
+   * answer, and the daemon keeps the results pending instead of consuming them into a reply
+   * nobody reads.
+   */
+  async wait(params: WaitParams, options: CallOptions = {}): Promise<WaitResult> {
+    const timeoutMs = options.timeoutMs ?? (params.timeoutMs === undefined ? Infinity : params.timeoutMs + WAIT_GRACE_MS);
+    await this.whenConnected(Method.Wait, this.requestTimeoutMs, options.signal);
+    const side = await this.openSideConnection(Method.Wait);
+    try {
+      const result = await side.request(Method.Wait, params, { timeoutMs, signal: options.signal });
+      return expectObject(Method.Wait, result) as unknown as WaitResult;
+    } finally {
+      side.close("closed", "the wait ended");
+      this.sideConnections.delete(side);
+    }
+  }
+
+  /** `subagent/cancel`: drop interest in children; their completed results are consumed. */
+  async cancel(params: CancelParams, options?: CallOptions): Promise<CancelResult> {
+    return expectObject(Method.Cancel, await this.call(Method.Cancel, params, options)) as unknown as CancelResult;
+  }
+
+  /**
+   * `parent/state` (notification): "idle" lets the daemon auto-deliver. The state of this
+   * client's own parent is remembered and sent again after a reconnect. False when not sent now.
+   */
+  parentState(params: ParentStateParams): boolean {
+    if (params.parentId === this.parentId) this.lastState = params.state;
+    return this.peer?.notify(Method.ParentState, params) ?? false;
+  }
+
+  /** `artifact/read`: a page of an artifact, like Pi's `read` with offset/limit. */
+  async artifactRead(params: ArtifactReadParams, options?: CallOptions): Promise<ArtifactReadResult> {
+    return expectObject(Method.ArtifactRead, await this.call(Method.ArtifactRead, params, options)) as unknown as ArtifactReadResult;
+  }
+
+  /** `daemon/status`: counts, queue depth, uptime. */
+  async status(options?: CallOptions): Promise<StatusResult> {
+    return expectObject(Method.Status, await this.call(Method.Status, undefined, options)) as unknown as StatusResult;
+  }
+
+  /** Any method, untyped (`params` undefined: none): waits for a connection, then sends the request. */
+  async call(method: string, params: unknown, options: CallOptions = {}): Promise<unknown> {
+    const deadline = Date.now() + (options.timeoutMs ?? this.requestTimeoutMs);
+    const peer = await this.whenConnected(method, deadline - Date.now(), options.signal);
+    return peer.request(method, params, { timeoutMs: Math.max(0, deadline - Date.now()), signal: options.signal });
+  }
+
+  // ---- connection management ----------------------------------------------------------------
+
+  private emit(event: ClientEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A listener's failure is its own; the connection goes on.
+      }
+    }
+  }
+
+  private closedError(method: string): HandoffError {
+    return new HandoffError("closed", `${method}: the handoff client was closed`, { method });
+  }
+
+  /** One connection attempt at a time; concurrent callers share it. */
+  private attempt(): Promise<InitializeResult> {
+    this.connecting ??= this.attemptOnce().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  /** Opens a socket, runs initialize, installs the connection. Rejects "not-connected" (or the daemon's error). */
+  private async attemptOnce(): Promise<InitializeResult> {
+    const { peer, info } = await this.open("main");
+    if (this.ownerClosed) {
+      peer.close("closed");
+      throw this.closedError("connect");
+    }
+    this.peer = peer;
+    this.info = info;
+    this.connectedAt = Date.now();
+    this.lastConnectError = undefined;
+    const reconnected = this.everConnected;
+    this.everConnected = true;
+    if (this.parentId !== undefined && this.lastState !== undefined)
+      peer.notify(Method.ParentState, { parentId: this.parentId, state: this.lastState } satisfies ParentStateParams);
+    this.emit({ type: "connected", info, reconnected });
+    for (const waiter of this.waiters) waiter.resolve(peer);
+    this.waiters.clear();
+    return info;
+  }
+
+  /**
+   * A new initialized connection: the main one (registering parentId, answering the daemon's
+   * requests, reconnected when lost) or a side one (a plain client for one call).
+   */
+  private async open(role: "main" | "side"): Promise<{ peer: JsonRpcPeer; info: InitializeResult }> {
+    const socket = await this.openSocket();
+    const main = role === "main";
+    const peer: JsonRpcPeer = new JsonRpcPeer(socket, {
+      maxFrameBytes: this.maxFrameBytes,
+      onRequest: (method, params) => this.onRequest(method, params),
+      onProtocolError: (description) => this.emit({ type: "protocol-error", description }),
+      onClose: (error) => {
+        if (main) this.onLost(peer, error);
+      },
+    });
+    const params: InitializeParams = { protocolVersion: PROTOCOL_VERSION, clientName: this.clientName };
+    if (main && this.parentId !== undefined) params.parentId = this.parentId;
+    try {
+      const info = expectObject(Method.Initialize, await peer.request(Method.Initialize, params, { timeoutMs: this.requestTimeoutMs }));
+      return { peer, info: info as unknown as InitializeResult };
+    } catch (error) {
+      peer.close("closed", "initialize failed");
+      throw error instanceof HandoffError && error.kind === "rpc"
+        ? error
+        : new HandoffError("not-connected", `handoffd at ${this.socketPath} did not complete initialize: ${(error as Error).message}`, {
+            method: Method.Initialize,
+            cause: error,
+          });
+    }
+  }
+
+  private openSocket(): Promise<Socket> {
+    return new Promise<Socket>((resolve, reject) => {
+      const socket = createConnection({ path: this.socketPath });
+      const onError = (error: NodeJS.ErrnoException): void => {
+        socket.destroy();
+        reject(
+          new HandoffError("not-connected", `cannot reach handoffd at ${this.socketPath}: ${error.code ?? error.message}`, {
+            method: Method.Initialize,
+            cause: error,
+          }),
+        );
+      };
+      socket.once("error", onError);
+      socket.once("connect", () => {
+        socket.off("error", onError);
+        resolve(socket);
+      });
+    });
+  }
+
+  private async openSideConnection(method: string): Promise<JsonRpcPeer> {
+    if (this.ownerClosed) throw this.closedError(method);
+    const { peer: side } = await this.open("side");
+    if (this.ownerClosed) {
+      side.close("closed");
+      throw this.closedError(method);
+    }
+    this.sideConnections.add(side);
+    return side;
+  }
+
+  private onLost(peer: JsonRpcPeer, error: Error | undefined): void {
+    if (this.peer !== peer) return;  // a connection that never got installed, or an old one
+    this.peer = undefined;
+    this.emit({ type: "disconnected", error });
+    if (this.ownerClosed || !this.running) return;
+    if (this.reconnect === null) {
+      this.running = false;
+      const lost = new HandoffError("not-connected", `connection to handoffd at ${this.socketPath} lost; reconnecting is off`);
+      for (const waiter of this.waiters) waiter.reject(lost);
+      this.waiters.clear();
+      return;
+    }
+    // A connection that stayed up a while resets the backoff; one that drops at once does not.
+    if (Date.now() - this.connectedAt >= this.reconnect.maxDelayMs) this.delayMs = this.reconnect.initialDelayMs;
+    void this.loop(true);
+  }
+
+  /** Attempts until connected or closed, sleeping with backoff between failures (and first, after a loss). */
+  private async loop(sleepFirst: boolean): Promise<void> {
+    if (this.looping) return;
+    this.looping = true;
+    try {
+      let sleepNow = sleepFirst;
+      while (this.running && !this.ownerClosed && this.peer === undefined) {
+        if (sleepNow) {
+          try {
+            await sleep(this.delayMs, undefined, { signal: this.stopSleeping.signal });
+          } catch {
+            return;  // closed
+          }
+          if (this.reconnect) this.delayMs = Math.min(this.delayMs * 2, this.reconnect.maxDelayMs);
+        }
+        try {
+          await this.attempt();
+          return;
+        } catch (error) {
+          const failure =
+            error instanceof HandoffError ? error : new HandoffError("not-connected", String(error), { cause: error });
+          this.lastConnectError = failure;
+          this.emit({ type: "connect-failed", error: failure, retryInMs: this.reconnect ? this.delayMs : null });
+          if (this.reconnect === null) {
+            this.running = false;
+            for (const waiter of this.waiters) waiter.reject(failure);
+            this.waiters.clear();
+            return;
+          }
+          sleepNow = true;
+        }
+      }
+    } finally {
+      this.looping = false;
+    }
+  }
+
+  /** The live connection, waiting for one while (re)connecting, at most `timeoutMs`. */
+  private whenConnected(method: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<JsonRpcPeer> {
+    if (this.ownerClosed) return Promise.reject(this.closedError(method));
+    if (this.peer) return Promise.resolve(this.peer);
+    if (!this.running) {
+      return Promise.reject(
+        new HandoffError("not-connected", `${method}: not connected to handoffd at ${this.socketPath}; call connect() or start() first`, {
+          method,
+        }),
+      );
+    }
+    return new Promise<JsonRpcPeer>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = (): void => settle(() => reject(new HandoffError("aborted", `${method}: aborted while connecting`, { method })));
+      const settle = (done: () => void): void => {
+        if (timer !== undefined) clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.waiters.delete(waiter);
+        done();
+      };
+      const waiter: ConnectionWaiter = {
+        resolve: (peer) => settle(() => resolve(peer)),
+        reject: (error) => settle(() => reject(error)),
+      };
+      this.waiters.add(waiter);
+      if (Number.isFinite(timeoutMs)) {
+        timer = setTimeout(() => {
+          const why = this.lastConnectError ? ` (last attempt: ${this.lastConnectError.message})` : "";
+          waiter.reject(new HandoffError("not-connected", `${method}: no connection to handoffd within ${timeoutMs} ms${why}`, { method }));
+        }, Math.max(0, timeoutMs));
+      }
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  // ---- daemon -> client ---------------------------------------------------------------------
+
+  private async onRequest(method: string, params: unknown): Promise<unknown> {
+    switch (method) {
+      case Method.ContextUsage: {
+        if (!this.options.onUsage) return null;
+        return (await this.options.onUsage(params as UsageRequestParams)) ?? null;
+      }
+      case Method.Deliver: {
+        if (!this.options.onDeliver)
+          throw new HandoffError("rpc", "this client takes no deliveries", { code: ErrorCode.MethodNotFound });
+        await this.options.onDeliver(checkDeliver(params));
+        return {};
+      }
+      default:
+        throw new HandoffError("rpc", `unknown method '${method}'`, { code: ErrorCode.MethodNotFound });
+    }
+  }
+}
+
+function expectObject(method: string, result: unknown): Record<string, unknown> {
+  if (!isObject(result)) throw new HandoffError("protocol", `${method}: expected an object as result, got ${JSON.stringify(result)}`, { method });
+  return result;
+}
+
+/** Checks what a delivery handler relies on; anything else is refused (and stays queued). */
+function checkDeliver(params: unknown): DeliverParams {
+  const bad = (what: string): HandoffError =>
+    new HandoffError("rpc", `parent/deliver: ${what}`, { code: ErrorCode.InvalidParams });
+  if (!isObject(params)) throw bad("params must be an object");
+  for (const key of ["parentId", "deliveryId", "text"] as const)
+    if (typeof params[key] !== "string") throw bad(`${key}: expected a string`);
+  if (!Array.isArray(params["sections"])) throw bad("sections: expected an array");
+  if (typeof params["deferred"] !== "number") throw bad("deferred: expected a number");
+  if (!isObject(params["budget"])) throw bad("budget: expected an object");
+  return params as unknown as DeliverParams;
+}

@@ -1,0 +1,18 @@
+// @handoff/pi: a typed handoffd client and the Pi extension adapter.
+export { HandoffClient, WAIT_GRACE_MS } from "./client.js";
+export type { CallOptions, ClientEvent, HandoffClientOptions, ReconnectOptions } from "./client.js";
+export { HandoffError } from "./errors.js";
+export type { HandoffErrorKind } from "./errors.js";
+export { DEFAULT_MAX_FRAME_BYTES } from "./framing.js";
+export { createHandoffAdapter, default as handoffExtension } from "./pi-adapter.js";
+export type {
+  DeliveryEvent,
+  HandoffAdapter,
+  HandoffAdapterOptions,
+  HandoffMessageDetails,
+  PiApi,
+  PiContext,
+  SubagentCompletion,
+} from "./pi-adapter.js";
+export * from "./protocol.js";
+export { defaultSocketPath } from "./socket-path.js";

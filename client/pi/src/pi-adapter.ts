@@ -1,0 +1,397 @@
+// The Pi side of handoff: makes a Pi session the parent endpoint of its subagents' results.
+//
+// - On `session_start` it connects to handoffd (in the background, reconnecting when the daemon
+//   restarts) and registers the parent: parentId = options.parentId, else Pi's session id.
+// - It answers the daemon's `context/usage` with `ctx.getContextUsage()`: `undefined` -> null,
+//   and `tokens: null` (right after a compaction) passed through as it is, so the daemon falls
+//   back to its static caps instead of guessing.
+// - It reports "busy" on `agent_start` and "idle" on `agent_settled`. On a Pi without
+//   `agent_settled`, `agent_end` with `ctx.isIdle()` still true after `settleGraceMs` counts as idle.
+// - Each `parent/deliver` batch goes into the session with
+//   `pi.sendMessage({customType, content: batch text, ...}, {deliverAs: "followUp", triggerTurn: true})`
+//   and is acknowledged only once that call returned (or its promise resolved). If it throws,
+//   the daemon gets an error reply, keeps the batch, and sends it again with the same deliveryId
+//   (the adapter re-reports idle after `redeliverDelayMs` to make that happen). A batch id that
+//   was already delivered is acknowledged without being shown twice.
+// - A subagent manager reports and queries its children through the typed calls below.
+// - On `session_shutdown` it closes the connection.
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+
+import { HandoffClient, type CallOptions, type ClientEvent, type ReconnectOptions } from "./client.js";
+import { HandoffError } from "./errors.js";
+import {
+  ErrorCode,
+  type ArtifactReadParams,
+  type ArtifactReadResult,
+  type CancelResult,
+  type CheckResult,
+  type CompletedParams,
+  type CompletedResult,
+  type DeliverParams,
+  type InitializeResult,
+  type ParentState,
+  type ResultStatus,
+  type Section,
+  type StartedResult,
+  type UsageAnswer,
+  type WaitParams,
+  type WaitResult,
+} from "./protocol.js";
+
+/** The parts of Pi's ExtensionAPI the adapter uses. */
+export type PiApi = Pick<ExtensionAPI, "on" | "sendMessage">;
+
+/** The parts of Pi's ExtensionContext the adapter uses. */
+export type PiContext = Pick<ExtensionContext, "getContextUsage" | "isIdle" | "hasUI"> & {
+  sessionManager: Pick<ExtensionContext["sessionManager"], "getSessionId">;
+  ui: Pick<ExtensionContext["ui"], "setStatus">;
+};
+
+export interface HandoffAdapterOptions {
+  /** The parent's id at the daemon (default: Pi's session id, read at session_start). */
+  parentId?: string;
+  /** Default: $HANDOFF_SOCKET or $XDG_RUNTIME_DIR/handoff/handoffd.sock. */
+  socketPath?: string;
+  /** For the daemon's logs (default "pi-handoff"). */
+  clientName?: string;
+  /** `customType` of the messages delivered into the session (default "handoff"). */
+  customType?: string;
+  /** Deadline of a call, ms (default 30000; `wait` has its own). */
+  requestTimeoutMs?: number;
+  /** Reconnection backoff (default 100 ms doubling to 5 s). */
+  reconnect?: ReconnectOptions;
+  /** Pi without agent_settled: how long after agent_end the session must stay idle, ms (default 250). */
+  settleGraceMs?: number;
+  /** After a failed sendMessage, re-report idle after this, doubling to 60 s, ms (default 2000; 0: never). */
+  redeliverDelayMs?: number;
+  /** `ctx.ui.setStatus` key for connection trouble (default "handoff"; null: never touch the footer). */
+  statusKey?: string | null;
+  /** Called for every parent/deliver handled: shown, shown before (duplicate) or failed. */
+  onDelivery?: (event: DeliveryEvent) => void;
+  /** Connection events of the underlying client. */
+  onEvent?: (event: ClientEvent) => void;
+}
+
+export interface DeliveryEvent {
+  deliveryId: string;
+  outcome: "delivered" | "duplicate" | "failed";
+  sections: number;
+  deferred: number;
+  /** Why sendMessage failed ("failed" only). */
+  error?: unknown;
+}
+
+/** What a subagent manager reports when a child finishes. */
+export interface SubagentCompletion {
+  childId: string;
+  title?: string;
+  status: ResultStatus;
+  error?: string;
+  /** The child's exact final answer. */
+  finalText: string;
+}
+
+/** `details` of a delivered message: the batch without its texts (those are the message's content). */
+export interface HandoffMessageDetails {
+  deliveryId: string;
+  deferred: number;
+  budget: DeliverParams["budget"];
+  sections: Omit<Section, "text">[];
+}
+
+/** The calls a subagent manager makes; the parent id is filled in. */
+export interface HandoffAdapter {
+  /** Known once the session started. */
+  readonly parentId: string | undefined;
+  /** The underlying client, once the session started. */
+  readonly client: HandoffClient | undefined;
+  /** Resolves when connected to handoffd. */
+  ready(timeoutMs?: number): Promise<InitializeResult>;
+  started(childId: string, title?: string, options?: CallOptions): Promise<StartedResult>;
+  /** Fire-and-forget; false when not sent (not connected). */
+  progress(childId: string, text: string): boolean;
+  completed(completion: SubagentCompletion, options?: CallOptions): Promise<CompletedResult>;
+  /** Waits for the children and returns their projected batch; passes the session's usage along. */
+  wait(childIds: string[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<WaitResult>;
+  check(childId: string, options?: CallOptions): Promise<CheckResult>;
+  cancel(childIds: string[], options?: CallOptions): Promise<CancelResult>;
+  artifactRead(params: ArtifactReadParams, options?: CallOptions): Promise<ArtifactReadResult>;
+  /** Closes the connection for good (also done on session_shutdown). */
+  dispose(): void;
+}
+
+const MAX_REMEMBERED_DELIVERIES = 1024;
+const MAX_REDELIVER_DELAY_MS = 60_000;
+
+class PiHandoffAdapter implements HandoffAdapter {
+  private handoff: HandoffClient | undefined;
+  private id: string | undefined;
+  private ctx: PiContext | undefined;
+  private startError: HandoffError | undefined;
+  private disposed = false;
+  private sawSettled = false;
+  private runs = 0;
+  private state: ParentState | undefined;
+  private fallbackTimer: NodeJS.Timeout | undefined;
+  private redeliverTimer: NodeJS.Timeout | undefined;
+  private redeliverDelayMs: number;
+  /** Deliveries shown in the session, oldest first (bounded). */
+  private readonly delivered = new Set<string>();
+  /** Deliveries being shown right now, so a resend waits for the first attempt. */
+  private readonly showing = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly pi: PiApi,
+    private readonly options: HandoffAdapterOptions,
+  ) {
+    this.redeliverDelayMs = options.redeliverDelayMs ?? 2_000;
+    pi.on("session_start", (_event, ctx) => this.begin(ctx));
+    pi.on("agent_start", (_event, ctx) => {
+      this.ctx = ctx;
+      this.runs += 1;
+      this.report("busy");
+    });
+    pi.on("agent_settled", (_event, ctx) => {
+      this.ctx = ctx;
+      this.sawSettled = true;
+      this.report("idle");
+    });
+    pi.on("agent_end", (_event, ctx) => {
+      this.ctx = ctx;
+      if (!this.sawSettled) this.idleAfterGrace();
+    });
+    pi.on("session_shutdown", () => this.dispose());
+  }
+
+  get parentId(): string | undefined {
+    return this.id;
+  }
+
+  get client(): HandoffClient | undefined {
+    return this.handoff;
+  }
+
+  async ready(timeoutMs?: number): Promise<InitializeResult> {
+    return this.need("ready").client.ready(timeoutMs);
+  }
+
+  async started(childId: string, title?: string, options?: CallOptions): Promise<StartedResult> {
+    const { client, parentId } = this.need("subagent/started");
+    return client.started(title === undefined ? { parentId, childId } : { parentId, childId, title }, options);
+  }
+
+  progress(childId: string, text: string): boolean {
+    if (this.handoff === undefined || this.id === undefined) return false;
+    return this.handoff.progress({ parentId: this.id, childId, text });
+  }
+
+  async completed(completion: SubagentCompletion, options?: CallOptions): Promise<CompletedResult> {
+    const { client, parentId } = this.need("subagent/completed");
+    const params: CompletedParams = { parentId, ...completion };
+    return client.completed(params, options);
+  }
+
+  async wait(childIds: string[], options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<WaitResult> {
+    const { client, parentId } = this.need("subagent/wait");
+    const params: WaitParams = { parentId, childIds };
+    if (options.timeoutMs !== undefined) params.timeoutMs = options.timeoutMs;
+    const usage = this.usageOrNull();
+    if (usage !== null) params.usage = usage;
+    return client.wait(params, options.signal === undefined ? {} : { signal: options.signal });
+  }
+
+  async check(childId: string, options?: CallOptions): Promise<CheckResult> {
+    const { client, parentId } = this.need("subagent/check");
+    return client.check({ parentId, childId }, options);
+  }
+
+  async cancel(childIds: string[], options?: CallOptions): Promise<CancelResult> {
+    const { client, parentId } = this.need("subagent/cancel");
+    return client.cancel({ parentId, childIds }, options);
+  }
+
+  async artifactRead(params: ArtifactReadParams, options?: CallOptions): Promise<ArtifactReadResult> {
+    return this.need("artifact/read").client.artifactRead(params, options);
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    clearTimeout(this.fallbackTimer);
+    clearTimeout(this.redeliverTimer);
+    this.handoff?.close();
+  }
+
+  // ---- Pi events ----------------------------------------------------------------------------
+
+  private begin(ctx: PiContext): void {
+    this.ctx = ctx;
+    if (this.disposed || this.handoff !== undefined) return;
+    try {
+      const parentId = this.options.parentId ?? ctx.sessionManager.getSessionId();
+      const client = new HandoffClient({
+        parentId,
+        clientName: this.options.clientName ?? "pi-handoff",
+        ...(this.options.socketPath === undefined ? {} : { socketPath: this.options.socketPath }),
+        ...(this.options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.options.requestTimeoutMs }),
+        ...(this.options.reconnect === undefined ? {} : { reconnect: this.options.reconnect }),
+        onUsage: () => this.usageOrNull(),
+        onDeliver: (params) => this.deliver(params),
+        onEvent: (event) => this.onClientEvent(event),
+      });
+      this.id = parentId;
+      this.handoff = client;
+      // Remembered by the client and sent as soon as (and whenever) it connects.
+      this.report(ctx.isIdle() ? "idle" : "busy");
+      client.start();
+    } catch (error) {
+      this.startError =
+        error instanceof HandoffError ? error : new HandoffError("not-connected", `handoff did not start: ${String(error)}`, { cause: error });
+      this.setStatus(`handoff: ${this.startError.message}`);
+    }
+  }
+
+  /** Pi without agent_settled: idle once agent_end is followed by `settleGraceMs` of idleness. */
+  private idleAfterGrace(): void {
+    clearTimeout(this.fallbackTimer);
+    const runs = this.runs;
+    this.fallbackTimer = setTimeout(() => {
+      if (this.sawSettled || this.runs !== runs || this.disposed) return;
+      if (this.ctx?.isIdle() === true) this.report("idle");
+    }, this.options.settleGraceMs ?? 250);
+  }
+
+  private report(state: ParentState): void {
+    this.state = state;
+    if (state === "busy") {
+      clearTimeout(this.fallbackTimer);
+      clearTimeout(this.redeliverTimer);
+    }
+    if (this.handoff !== undefined && this.id !== undefined) this.handoff.parentState({ parentId: this.id, state });
+  }
+
+  private onClientEvent(event: ClientEvent): void {
+    if (event.type === "connected") this.setStatus(undefined);
+    else if (event.type === "connect-failed" || event.type === "disconnected") this.setStatus("handoff: daemon unreachable, retrying");
+    this.options.onEvent?.(event);
+  }
+
+  private setStatus(text: string | undefined): void {
+    const key = this.options.statusKey === undefined ? "handoff" : this.options.statusKey;
+    if (key === null || this.ctx?.hasUI !== true) return;
+    try {
+      this.ctx.ui.setStatus(key, text);
+    } catch {
+      // A stale context after session replacement; the status is cosmetic.
+    }
+  }
+
+  // ---- daemon requests ----------------------------------------------------------------------
+
+  /** `context/usage`: Pi's answer as it is; undefined (no model, no window) becomes null. */
+  private usageOrNull(): UsageAnswer {
+    const usage = this.ctx?.getContextUsage();
+    if (usage === undefined) return null;
+    return { tokens: usage.tokens, contextWindow: usage.contextWindow, percent: usage.percent };
+  }
+
+  /** `parent/deliver`: resolves (acknowledges) only once the batch is in the session. */
+  private async deliver(params: DeliverParams): Promise<void> {
+    if (params.parentId !== this.id)
+      throw new HandoffError("rpc", `delivery for parent '${params.parentId}' reached '${String(this.id)}'`, {
+        code: ErrorCode.InvalidParams,
+      });
+    const id = params.deliveryId;
+    const earlier = this.showing.get(id);
+    if (this.delivered.has(id) || earlier !== undefined) {
+      await earlier;  // a resend while the first attempt is still running: share its outcome
+      this.onDelivery(params, "duplicate");
+      return;
+    }
+    const attempt = this.show(params);
+    this.showing.set(id, attempt);
+    try {
+      await attempt;
+      this.remember(id);
+    } catch (error) {
+      this.onDelivery(params, "failed", error);
+      this.retryLater();
+      throw new HandoffError("rpc", `Pi did not take delivery ${id}: ${error instanceof Error ? error.message : String(error)}`, {
+        code: ErrorCode.InternalError,
+      });
+    } finally {
+      this.showing.delete(id);
+    }
+    this.redeliverDelayMs = this.options.redeliverDelayMs ?? 2_000;
+    this.onDelivery(params, "delivered");
+  }
+
+  private async show(params: DeliverParams): Promise<void> {
+    const details: HandoffMessageDetails = {
+      deliveryId: params.deliveryId,
+      deferred: params.deferred,
+      budget: params.budget,
+      sections: params.sections.map(({ text: _text, ...rest }) => rest),
+    };
+    // Typed void in Pi's ExtensionAPI; some Pi surfaces return a promise: wait for it then.
+    const returned: unknown = this.pi.sendMessage(
+      { customType: this.options.customType ?? "handoff", content: params.text, display: true, details },
+      { deliverAs: "followUp", triggerTurn: true },
+    );
+    if (isThenable(returned)) await returned;
+  }
+
+  private remember(id: string): void {
+    this.delivered.add(id);
+    if (this.delivered.size > MAX_REMEMBERED_DELIVERIES) {
+      const oldest = this.delivered.values().next();
+      if (oldest.done !== true) this.delivered.delete(oldest.value);
+    }
+  }
+
+  /** After a refused delivery, report idle again later (while still idle) so the daemon resends it. */
+  private retryLater(): void {
+    const delay = this.redeliverDelayMs;
+    if (delay <= 0 || this.disposed) return;
+    this.redeliverDelayMs = Math.min(delay * 2, MAX_REDELIVER_DELAY_MS);
+    clearTimeout(this.redeliverTimer);
+    this.redeliverTimer = setTimeout(() => {
+      if (!this.disposed && this.state === "idle") this.report("idle");
+    }, delay);
+  }
+
+  private onDelivery(params: DeliverParams, outcome: DeliveryEvent["outcome"], error?: unknown): void {
+    const event: DeliveryEvent = { deliveryId: params.deliveryId, outcome, sections: params.sections.length, deferred: params.deferred };
+    if (error !== undefined) event.error = error;
+    this.options.onDelivery?.(event);
+  }
+
+  private need(method: string): { client: HandoffClient; parentId: string } {
+    if (this.disposed) throw new HandoffError("closed", `${method}: the handoff adapter was disposed`, { method });
+    if (this.startError !== undefined) throw this.startError;
+    if (this.handoff === undefined || this.id === undefined)
+      throw new HandoffError("not-connected", `${method}: the Pi session has not started yet`, { method });
+    return { client: this.handoff, parentId: this.id };
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === "object" || typeof value === "function") &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/** The adapter, for a subagent extension that reports its children (or for tests). */
+export function createHandoffAdapter(pi: PiApi, options: HandoffAdapterOptions = {}): HandoffAdapter {
+  return new PiHandoffAdapter(pi, options);
+}
+
+/**
+ * The stand-alone Pi extension: the session becomes a handoff parent (usage answers, idle/busy,
+ * deliveries). Subagent extensions that report children use createHandoffAdapter instead.
+ */
+export default function handoffExtension(pi: ExtensionAPI): void {
+  createHandoffAdapter(pi);
+}

@@ -1,0 +1,347 @@
+// The Pi adapter against a real handoffd, with a stand-in for Pi that records what it is asked
+// to do: idle -> delivery -> sendMessage -> ack, usage answers, refused deliveries, Pi versions
+// with and without agent_settled, and daemon restarts.
+import assert from "node:assert/strict";
+import { afterEach, describe, test } from "node:test";
+
+import type { ClientEvent } from "../src/client.js";
+import { HandoffClient } from "../src/client.js";
+import { HandoffError } from "../src/errors.js";
+import { createHandoffAdapter, type DeliveryEvent, type HandoffAdapter, type HandoffAdapterOptions, type HandoffMessageDetails } from "../src/pi-adapter.js";
+import { Daemon, delay, eventually, numberedReport } from "./support/daemon.js";
+import { FakeContext, FakePi } from "./support/fake-pi.js";
+
+interface Setup {
+  daemon: Daemon;
+  pi: FakePi;
+  ctx: FakeContext;
+  adapter: HandoffAdapter;
+  worker: HandoffClient;
+  deliveries: DeliveryEvent[];
+  events: ClientEvent[];
+  sessionId: string;
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+/** A daemon, a Pi stand-in whose session has started, the adapter connected, and a worker client. */
+async function setup(options: HandoffAdapterOptions & { daemon?: Daemon; connect?: boolean } = {}): Promise<Setup> {
+  const { daemon: given, connect = true, ...adapterOptions } = options;
+  const daemon = given ?? (await Daemon.start());
+  cleanups.push(() => daemon.dispose());
+  const sessionId = `session-${Math.random().toString(36).slice(2)}`;
+  const pi = new FakePi();
+  const ctx = new FakeContext(sessionId);
+  const deliveries: DeliveryEvent[] = [];
+  const events: ClientEvent[] = [];
+  const adapter = createHandoffAdapter(pi.api, {
+    socketPath: daemon.socketPath,
+    reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+    settleGraceMs: 50,
+    ...adapterOptions,
+    onDelivery: (event) => deliveries.push(event),
+    onEvent: (event) => events.push(event),
+  });
+  cleanups.push(() => adapter.dispose());
+  await pi.emit("session_start", { reason: "startup" }, ctx);
+  if (connect) await adapter.ready(5_000);
+  const worker = new HandoffClient({ socketPath: daemon.socketPath, clientName: "worker", reconnect: { initialDelayMs: 20, maxDelayMs: 200 } });
+  cleanups.push(() => worker.close());
+  if (connect) await worker.connect();
+  return { daemon, pi, ctx, adapter, worker, deliveries, events, sessionId };
+}
+
+async function busy(s: Setup): Promise<void> {
+  s.ctx.idle = false;
+  await s.pi.emit("agent_start", {}, s.ctx);
+}
+
+async function settle(s: Setup): Promise<void> {
+  s.ctx.idle = true;
+  await s.pi.emit("agent_end", { messages: [] }, s.ctx);
+  await s.pi.emit("agent_settled", { aborted: false }, s.ctx);
+}
+
+async function queueEmpty(worker: HandoffClient): Promise<void> {
+  await eventually("the daemon's queue to empty", async () => {
+    const { queue } = await worker.status();
+    return queue.results === 0 && queue.deliveries === 0;
+  });
+}
+
+function details(s: Setup, index: number): HandoffMessageDetails {
+  const sent = s.pi.sent[index];
+  assert.ok(sent !== undefined, `sendMessage call ${index} happened`);
+  return sent.message.details as HandoffMessageDetails;
+}
+
+describe("Pi adapter", () => {
+  test("registers the session as parent and reports its state from Pi's events", async () => {
+    const s = await setup();
+    assert.equal(s.adapter.parentId, s.sessionId, "parentId defaults to Pi's session id");
+    assert.equal(s.adapter.client?.serverInfo?.parentId, s.sessionId, "the daemon echoed the registration");
+    assert.deepEqual([...s.pi.handlers.keys()].sort(), ["agent_end", "agent_settled", "agent_start", "session_shutdown", "session_start"]);
+    assert.equal(s.pi.tools.length, 0, "the adapter registers no tools of its own");
+  });
+
+  test("idle -> delivery -> sendMessage(followUp, triggerTurn) -> acknowledged, queue emptied", async () => {
+    const s = await setup();
+    s.ctx.usage = { tokens: 1_000, contextWindow: 200_000, percent: 0.5 };
+    await busy(s);
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", title: "task a", status: "done", finalText: "result a" });
+    await s.worker.completed({ parentId: s.sessionId, childId: "b", title: "task b", status: "error", error: "boom", finalText: "partial b" });
+    await delay(300);
+    assert.equal(s.pi.sent.length, 0, "nothing is delivered while the parent is busy");
+    assert.equal((await s.worker.status()).queue.results, 2);
+
+    await settle(s);
+    const sent = await eventually("the delivery", () => s.pi.sent[0]);
+    assert.deepEqual(sent.options, { deliverAs: "followUp", triggerTurn: true });
+    assert.equal(sent.message.customType, "handoff");
+    assert.equal(sent.message.display, true);
+    assert.equal(typeof sent.message.content, "string");
+    const content = sent.message.content as string;
+    assert.ok(content.includes("result a") && content.includes("partial b") && content.includes("boom"));
+    const d = details(s, 0);
+    assert.match(d.deliveryId, /\S{5,}/);
+    assert.deepEqual(d.sections.map((x) => [x.childId, x.status]), [["a", "done"], ["b", "error"]]);
+    assert.ok(d.sections.every((x) => !("text" in x)), "details leave the texts to the content");
+    assert.equal(d.budget.mode, "dynamic", "the usage Pi reported was used");
+    assert.deepEqual(d.budget.usage, { tokens: 1_000, contextWindow: 200_000, percent: 0.5 });
+    assert.ok(s.ctx.usageCalls >= 1, "context/usage was answered from ctx.getContextUsage()");
+
+    await queueEmpty(s.worker);
+    assert.equal((await s.worker.check({ parentId: s.sessionId, childId: "a" })).state, "delivered");
+    assert.deepEqual(s.deliveries.map((e) => [e.deliveryId, e.outcome]), [[d.deliveryId, "delivered"]]);
+    assert.equal(s.pi.sent.length, 1);
+  });
+
+  test("usage with tokens: null (after compaction) gives the static caps", async () => {
+    const s = await setup();
+    s.ctx.usage = { tokens: null, contextWindow: 200_000, percent: null };
+    await busy(s);
+    for (const child of ["x", "y", "z"])
+      await s.worker.completed({ parentId: s.sessionId, childId: child, status: "done", finalText: numberedReport(1_000, child) });
+    await settle(s);
+    await eventually("the delivery", () => s.pi.sent.length >= 1);
+    const d = details(s, 0);
+    assert.equal(d.budget.mode, "static");
+    assert.equal(d.budget.usage, null);
+    assert.equal(d.budget.batchCapBytes, 48 * 1024);
+    assert.equal(d.budget.staticBatchBytes, 48 * 1024);
+    assert.ok(s.ctx.usageCalls >= 1, "usage was asked and answered");
+    assert.ok(Buffer.byteLength(s.pi.sent[0]?.message.content as string) <= 48 * 1024);
+  });
+
+  test("no usage at all (ctx.getContextUsage() undefined) gives the static caps too", async () => {
+    const s = await setup();
+    s.ctx.usage = undefined;
+    await busy(s);
+    await s.worker.completed({ parentId: s.sessionId, childId: "x", status: "done", finalText: "short" });
+    await settle(s);
+    await eventually("the delivery", () => s.pi.sent.length >= 1);
+    assert.equal(details(s, 0).budget.mode, "static");
+    assert.ok(s.ctx.usageCalls >= 1);
+  });
+
+  test("sendMessage throwing -> not acknowledged, delivered again later with the same deliveryId", async () => {
+    const s = await setup({ redeliverDelayMs: 500 });
+    let failures = 1;
+    s.pi.sendMessageImpl = () => {
+      if (failures-- > 0) throw new Error("session is busy compacting");
+    };
+    await busy(s);
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
+    await settle(s);
+    await eventually("the failed attempt", () => s.deliveries.some((e) => e.outcome === "failed"));
+    const held = await s.worker.status();
+    assert.equal(held.queue.results, 1, "the result is still queued");
+    assert.equal(held.queue.deliveries, 1, "the batch is still an unacknowledged delivery");
+    assert.equal((await s.worker.check({ parentId: s.sessionId, childId: "a" })).state, "delivering");
+
+    await eventually("the second attempt", () => s.pi.sent.length === 2);
+    assert.equal(details(s, 1).deliveryId, details(s, 0).deliveryId, "the same batch, same id");
+    assert.equal(s.pi.sent[1]?.message.content, s.pi.sent[0]?.message.content);
+    await queueEmpty(s.worker);
+    assert.deepEqual(s.deliveries.map((e) => e.outcome), ["failed", "delivered"]);
+    const failed = s.deliveries[0]?.error;
+    assert.ok(failed instanceof Error && failed.message === "session is busy compacting");
+  });
+
+  test("a promise returned by sendMessage is awaited before acknowledging; a rejection is not acknowledged", async () => {
+    const s = await setup({ redeliverDelayMs: 0 });
+    let release: (() => void) | undefined;
+    s.pi.sendMessageImpl = () => new Promise<void>((resolve) => (release = resolve));
+    await busy(s);
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "slow to take" });
+    await settle(s);
+    await eventually("sendMessage to be called", () => release !== undefined);
+    await delay(200);
+    assert.equal((await s.worker.status()).queue.deliveries, 1, "not acknowledged while sendMessage is pending");
+    release?.();
+    await queueEmpty(s.worker);
+
+    s.pi.sendMessageImpl = () => Promise.reject(new Error("rejected later"));
+    await busy(s);
+    await s.worker.completed({ parentId: s.sessionId, childId: "b", status: "done", finalText: "never taken" });
+    await settle(s);
+    await eventually("the failed attempt", () => s.deliveries.some((e) => e.outcome === "failed"));
+    await delay(200);
+    assert.equal((await s.worker.status()).queue.results, 1, "a rejected delivery stays queued");
+  });
+
+  test("Pi with agent_settled: agent_end while Pi is still busy does not count as idle", async () => {
+    const s = await setup();
+    await busy(s);
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
+    await s.pi.emit("agent_end", { messages: [] }, s.ctx);  // Pi is retrying: isIdle() is false
+    await delay(300);
+    assert.equal(s.pi.sent.length, 0);
+    s.ctx.idle = true;
+    await s.pi.emit("agent_settled", { aborted: false }, s.ctx);
+    await eventually("the delivery", () => s.pi.sent.length === 1);
+  });
+
+  test("Pi without agent_settled: agent_end with ctx.isIdle() counts as idle", async () => {
+    const s = await setup();
+    await busy(s);
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
+    s.ctx.idle = true;
+    await s.pi.emit("agent_end", { messages: [] }, s.ctx);  // and no agent_settled ever
+    await eventually("the delivery", () => s.pi.sent.length === 1);
+    await queueEmpty(s.worker);
+  });
+
+  test("once agent_settled was seen, agent_end alone is not idle even when isIdle() is true", async () => {
+    const s = await setup();
+    await busy(s);
+    await settle(s);
+    await busy(s);
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
+    s.ctx.idle = true;
+    await s.pi.emit("agent_end", { messages: [] }, s.ctx);
+    await delay(300);
+    assert.equal(s.pi.sent.length, 0, "waits for agent_settled");
+    await s.pi.emit("agent_settled", { aborted: false }, s.ctx);
+    await eventually("the delivery", () => s.pi.sent.length === 1);
+  });
+
+  test("the typed calls of a subagent manager fill in the parent id; wait passes the session's usage", async () => {
+    const s = await setup();
+    await busy(s);
+    s.ctx.usage = { tokens: 190_000, contextWindow: 200_000, percent: 95 };
+    assert.equal((await s.adapter.started("w1", "worker one")).state, "running");
+    assert.equal(s.adapter.progress("w1", "step 1 of 3"), true);
+    await eventually("the progress preview", async () => (await s.adapter.check("w1")).preview.includes("step 1 of 3"));
+    const done = await s.adapter.completed({ childId: "w1", status: "done", finalText: numberedReport(2_000, "w1") });
+    assert.equal(done.lines, 2_000);
+    const result = await s.adapter.wait(["w1"], { timeoutMs: 5_000 });
+    assert.equal(result.budget.mode, "dynamic");
+    assert.deepEqual(result.budget.usage, { tokens: 190_000, contextWindow: 200_000, percent: 95 });
+    assert.ok(result.budget.batchCapBytes < 48 * 1024, "little headroom shrinks the batch");
+    const section = result.sections[0];
+    assert.equal(section?.childId, "w1");
+    assert.equal(section?.truncated, true);
+    const sha = section?.artifact?.sha256;
+    assert.ok(sha !== undefined);
+    const page = await s.adapter.artifactRead({ sha256: sha, offset: 1999 });
+    assert.equal(page.text, "w1 line 1999: " + "x".repeat(40) + "\nEND w1");
+
+    await s.adapter.started("w2");
+    assert.deepEqual((await s.adapter.cancel(["w2"])).cancelled, ["w2"]);
+    assert.equal((await s.adapter.check("w2")).state, "cancelled");
+    const unknown = await s.adapter.check("w3").then(
+      () => assert.fail("expected an error"),
+      (error: unknown) => error,
+    );
+    assert.ok(unknown instanceof HandoffError && unknown.code === -32002);
+    assert.equal(s.pi.sent.length, 0, "wait consumed the result; nothing is auto-delivered");
+  });
+
+  test("session_shutdown closes the connection and the adapter", async () => {
+    const s = await setup();
+    assert.equal((await s.worker.status()).connections, 2);
+    await s.pi.emit("session_shutdown", { reason: "quit" }, s.ctx);
+    await eventually("the daemon to see the parent leave", async () => (await s.worker.status()).connections === 1);
+    const closed = await s.adapter.started("late").then(
+      () => assert.fail("expected an error"),
+      (error: unknown) => error,
+    );
+    assert.ok(closed instanceof HandoffError && closed.kind === "closed");
+  });
+
+  test("a daemon that is not running yet: the session starts anyway and connects once it is up", async () => {
+    const daemon = await Daemon.start();
+    await daemon.kill();
+    const s = await setup({ daemon, connect: false });
+    await eventually("the footer status", () => s.ctx.statuses.includes("handoff: daemon unreachable, retrying"));
+    await daemon.launch();
+    await s.adapter.ready(5_000);
+    await eventually("the status to clear", () => s.ctx.statuses.at(-1) === undefined);
+    await s.worker.connect();
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "after all" });
+    await eventually("the delivery (the initial idle state was sent on connect)", () => s.pi.sent.length === 1);
+  });
+});
+
+describe("Pi adapter across daemon restarts", () => {
+  test("kill -9 while a delivery is unacknowledged: reconnect, re-register, shown exactly once", async () => {
+    const s = await setup();
+    await busy(s);
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
+    // Pi takes the batch, but the daemon dies before the acknowledgement can reach it.
+    s.pi.sendMessageImpl = async () => {
+      await s.daemon.kill();
+    };
+    await settle(s);
+    await eventually("the first delivery", () => s.deliveries.some((e) => e.outcome === "delivered"));
+    await eventually("the lost connection", () => s.events.some((e) => e.type === "disconnected"));
+    s.pi.sendMessageImpl = () => undefined;
+
+    await s.daemon.launch();
+    await eventually("the reconnection", () => s.events.some((e) => e.type === "connected" && e.reconnected));
+    await eventually("the resent delivery", () => s.deliveries.some((e) => e.outcome === "duplicate"));
+    await s.worker.ready(5_000);
+    await queueEmpty(s.worker);
+    assert.equal(s.pi.sent.length, 1, "the batch reached the session exactly once");
+    const [first, second] = s.deliveries;
+    assert.equal(second?.deliveryId, first?.deliveryId, "the daemon resent the same delivery");
+    assert.equal(s.deliveries.length, 2);
+    assert.equal((await s.worker.check({ parentId: s.sessionId, childId: "a" })).state, "delivered");
+  });
+
+  test("kill -9 with a result pending: after the restart it is delivered once, when Pi is idle", async () => {
+    const s = await setup();
+    await busy(s);
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "kept on disk" });
+    await s.daemon.kill();
+    await s.daemon.launch();
+    await eventually("the reconnection", () => s.events.some((e) => e.type === "connected" && e.reconnected));
+    await delay(300);
+    assert.equal(s.pi.sent.length, 0, "the re-sent state is busy: nothing yet");
+    await settle(s);
+    await eventually("the delivery", () => s.pi.sent.length === 1);
+    await s.worker.ready(5_000);
+    await queueEmpty(s.worker);
+    await delay(200);
+    assert.equal(s.pi.sent.length, 1);
+    assert.ok((s.pi.sent[0]?.message.content as string).includes("kept on disk"));
+  });
+
+  test("after a restart the last state (idle) is sent again: a new completion is delivered at once", async () => {
+    const s = await setup();
+    await busy(s);
+    await settle(s);
+    await s.daemon.kill();
+    await s.daemon.launch();
+    await eventually("the reconnection", () => s.events.some((e) => e.type === "connected" && e.reconnected));
+    await s.worker.ready(5_000);
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "while idle" });
+    await eventually("the delivery", () => s.pi.sent.length === 1);
+    await queueEmpty(s.worker);
+  });
+});

@@ -1,0 +1,36 @@
+// The queue's files on disk: their names and their JSON form (one object per file, with
+// "format": 1). Decoding is strict, because recovery drops whatever does not decode.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/pending_queue.hpp"
+
+namespace handoff {
+
+// Largest record, tombstone or delivery file written or read, bytes. Default 16 MiB: far above
+// a title, an error text and a rendered batch, small enough to read whole.
+inline constexpr std::size_t max_queue_file_bytes = 16 * 1024 * 1024;
+
+// Key of a completion: sha256(parent_id "\0" child_id) in hex. records/<key>.json and
+// done/<key> are named by it, so no client string ever names a file.
+std::string completion_key(std::string_view parent_id, std::string_view child_id);
+// deliveries/<sha256(delivery_id)>.json, for the same reason.
+std::string delivery_file_name(std::string_view delivery_id);
+// records/<key>.json
+std::string record_file_name(std::string_view key);
+
+// Encoders throw std::invalid_argument when a string is not valid UTF-8.
+std::string encode_record(const held_result& r);  // r.shape is not stored: the text is measured
+std::string encode_tombstone(const tombstone& t);
+std::string encode_delivery(const stored_delivery& d);
+
+// Decoders return nullopt and say why in `why` when the bytes are not such a file.
+std::optional<held_result> decode_record(std::string_view bytes, std::string& why);
+std::optional<tombstone> decode_tombstone(std::string_view bytes, std::string& why);
+std::optional<stored_delivery> decode_delivery(std::string_view bytes, std::string& why);
+
+}  // namespace handoff

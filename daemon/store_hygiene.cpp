@@ -1,0 +1,166 @@
+#include "store_hygiene.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "config.hpp"
+#include "engine/atomic_file.hpp"
+#include "engine/posix_io.hpp"
+#include "engine/private_dir.hpp"
+#include "engine/queue_disk.hpp"
+#include "engine/queue_files.hpp"
+
+namespace handoff::daemon {
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// One of the queue's subdirectories, opened without following a symlink and without creating
+// it (the queue made it; if it is gone there is nothing in it to protect).
+unique_fd open_queue_area(const pending_queue& queue, const char* name) {
+  const auto path = queue.dir() / name;
+  return unique_fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+// The sha256s the queue references now (see store_hygiene.hpp), from its texts/ and done/.
+sha256_set queue_references(const pending_queue& queue, std::int64_t delivered_since_unix_ms,
+                            std::vector<std::string>& problems) {
+  sha256_set refs;
+  if (unique_fd texts = open_queue_area(queue, "texts")) {
+    for (const std::string& name : list_names(texts.get()))
+      if (auto sha = hash_stem(name, ".txt")) refs.insert(std::move(*sha));
+  }
+  if (unique_fd done = open_queue_area(queue, "done")) {
+    for (const std::string& name : list_names(done.get())) {
+      if (name.starts_with(temp_prefix)) continue;
+      std::string why;
+      const auto bytes = read_queue_file(done.get(), name, "done/" + name, why);
+      if (!bytes) continue;  // expired meanwhile, or not a file of ours: nothing it points to
+      const auto t = decode_tombstone(*bytes, why);
+      if (!t) {
+        problems.push_back("queue tombstone done/" + name + " is unreadable (" + why + "); ignored");
+        continue;
+      }
+      if (t->done_unix_ms >= delivered_since_unix_ms) refs.insert(t->sha256);
+    }
+  }
+  return refs;
+}
+
+bool queue_holds_text(const pending_queue& queue, std::string_view sha256) {
+  return ::faccessat(AT_FDCWD, queue.text_path(sha256).c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+}  // namespace
+
+hygiene_settings hygiene_settings::from(const config& cfg) {
+  hygiene_settings s;
+  s.limits.max_age = std::chrono::hours(24) * cfg.gc_max_age_days;
+  s.limits.max_bytes = cfg.gc_max_bytes;
+  s.keep_delivered = seconds(cfg.gc_keep_delivered_s);
+  return s;
+}
+
+hygiene_settings hygiene_settings::temps_only() {
+  hygiene_settings s;
+  s.limits = gc_limits::temps_only();
+  s.expire_tombstones = false;
+  return s;
+}
+
+hygiene_report collect_garbage(const std::filesystem::path& store_dir, pending_queue& queue,
+                               const hygiene_settings& settings, bool dry_run,
+                               std::chrono::system_clock::time_point now) {
+  hygiene_report r;
+  r.dry_run = dry_run;
+  r.settings = settings;
+  const unique_fd dir = open_private_dir(store_dir, "artifact dir");
+  const auto since = duration_cast<milliseconds>((now - settings.keep_delivered).time_since_epoch()).count();
+  const sha256_set refs = queue_references(queue, since, r.problems);
+  r.plan = plan_gc(dir.get(), now, settings.limits, refs);
+  if (dry_run) return r;
+
+  r.outcome = apply_gc(dir.get(), r.plan, [&queue](std::string_view sha) { return queue_holds_text(queue, sha); });
+  r.problems.insert(r.problems.end(), r.outcome.problems.begin(), r.outcome.problems.end());
+  // A tombstone lives as long as what it protects: resends are recognised for as long as their
+  // artifact may be kept.
+  if (settings.expire_tombstones)
+    r.tombstones_expired = queue.expire_tombstones(std::max(settings.limits.max_age, settings.keep_delivered));
+  return r;
+}
+
+namespace {
+
+struct tally {
+  std::size_t files = 0;
+  std::uint64_t bytes = 0;
+};
+
+// Artifacts among `entries` (temps are not part of the store's size).
+tally artifacts_in(const std::vector<gc_entry>& entries) {
+  tally t;
+  for (const gc_entry& e : entries) {
+    if (e.sha256.empty()) continue;
+    ++t.files;
+    t.bytes += e.bytes;
+  }
+  return t;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const hygiene_report& r) {
+  using nlohmann::json;
+  const gc_plan& plan = r.plan;
+  // A dry run reports what the plan would remove; a real run what it did remove.
+  const std::vector<gc_entry>& gone = r.dry_run ? plan.remove : r.outcome.removed;
+  json removed = json::array();
+  std::uint64_t removed_bytes = 0;
+  for (const gc_entry& e : gone) {
+    removed.push_back({{"name", e.name},
+                       {"sha256", e.sha256.empty() ? json(nullptr) : json(e.sha256)},
+                       {"bytes", e.bytes},
+                       {"mtimeUnixS", e.mtime_unix_s},
+                       {"reason", to_string(e.reason)}});
+    removed_bytes += e.bytes;
+  }
+  // Planned artifacts the removal skipped (changed or referenced meanwhile) are still there.
+  const tally planned = artifacts_in(plan.remove), taken = artifacts_in(gone);
+  const std::size_t kept_files = plan.kept_files + planned.files - taken.files;
+  const std::uint64_t kept_bytes = plan.kept_bytes + planned.bytes - taken.bytes;
+  return {{"dryRun", r.dry_run},
+          {"removed", std::move(removed)},
+          {"removedBytes", removed_bytes},
+          {"keptFiles", kept_files},
+          {"keptBytes", kept_bytes},
+          {"protectedFiles", plan.protected_files},
+          {"protectedBytes", plan.protected_bytes},
+          {"overQuota", kept_bytes > r.settings.limits.max_bytes},
+          {"ignored", plan.ignored},
+          {"skipped", r.outcome.skipped},
+          {"tombstonesExpired", r.tombstones_expired},
+          {"limits", {{"maxAgeS", r.settings.limits.max_age.count()},
+                      {"maxBytes", r.settings.limits.max_bytes},
+                      {"keepDeliveredS", r.settings.keep_delivered.count()}}},
+          {"problems", r.problems}};
+}
+
+nlohmann::json store_status(const std::filesystem::path& store_dir) {
+  nlohmann::json out = {{"dir", store_dir.string()}};
+  try {
+    const unique_fd dir = open_private_dir(store_dir, "artifact dir");
+    const store_usage usage = measure_store(dir.get());
+    out["files"] = usage.files;
+    out["bytes"] = usage.bytes;
+  } catch (const std::exception& e) {
+    out["error"] = e.what();
+  }
+  return out;
+}
+
+}  // namespace handoff::daemon

@@ -1,0 +1,94 @@
+// `handoff wait` against a real handoffd: the batch printed exactly as the parent model reads
+// it, --json parsed back, the usage flags, and exit status 4 on a timeout with children pending.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_process.hpp"
+#include "support/daemon_process.hpp"
+#include "support/raw_client.hpp"
+
+using namespace handoff::test;
+using nlohmann::json;
+
+namespace {
+
+cli_result handoff_run(const daemon_process& d, const std::vector<std::string>& args, std::string input = {}) {
+  return run_cli(on_socket(d.socket().string(), args), std::move(input));
+}
+
+void complete(const daemon_process& d, const std::string& parent, const std::string& child, const std::string& text) {
+  const cli_result r = handoff_run(d, {"complete", "--parent", parent, "--child", child}, text);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+}
+
+json json_of(const cli_result& r) {
+  INFO("stdout: ", r.out, "\nstderr: ", r.err);
+  return json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("wait prints the rendered batch and nothing else") {
+  daemon_process d;
+  // Two parents with the same results: one waits with --json, the other prints; the printed
+  // bytes must be the JSON's `text`, exactly.
+  const std::string long_text = numbered_report(50000, 500, "long");
+  for (const std::string parent : {"p1", "p2"}) {
+    complete(d, parent, "long", long_text);
+    complete(d, parent, "short", "short result, no newline");
+  }
+  const cli_result as_json = handoff_run(d, {"wait", "--parent", "p1", "long", "short", "--json"});
+  REQUIRE(as_json.status == 0);
+  const json batch = json_of(as_json);
+  CHECK(batch["timedOut"] == false);
+  CHECK(batch["pending"] == json::array());
+  CHECK(batch["sections"].size() == 2);
+  CHECK(batch["budget"]["mode"] == "static");
+
+  const cli_result printed = handoff_run(d, {"wait", "--parent", "p2", "long", "short"});
+  CHECK(printed.status == 0);
+  CHECK(printed.err.empty());
+  CHECK(printed.out == batch["text"].get<std::string>());
+  CHECK(printed.out.find("END long") != std::string::npos);  // the tail survived the cut
+  CHECK(printed.out.find("short result, no newline") != std::string::npos);
+}
+
+TEST_CASE("wait --timeout-ms with children pending: the ready ones printed, exit 4") {
+  daemon_process d;
+  REQUIRE(handoff_run(d, {"started", "--parent", "p", "--child", "slow"}).status == 0);
+  complete(d, "p", "fast", "fast result");
+
+  const cli_result r = handoff_run(d, {"wait", "--parent", "p", "fast", "slow", "--timeout-ms", "200"});
+  CHECK(r.status == 4);
+  CHECK(r.out.find("fast result") != std::string::npos);
+  CHECK(r.err == "handoff wait: timed out; still pending: slow\n");
+
+  const cli_result again = handoff_run(d, {"wait", "--parent", "p", "slow", "--timeout-ms", "100", "--json"});
+  CHECK(again.status == 4);
+  const json j = json_of(again);
+  CHECK(j["timedOut"] == true);
+  CHECK(j["pending"] == json::array({"slow"}));
+  CHECK(j["sections"] == json::array());
+}
+
+TEST_CASE("wait's usage flags: tokens and window give a dynamic budget; the window alone means unknown") {
+  daemon_process d;
+  complete(d, "p", "a", numbered_report(40000, 400, "a"));
+  complete(d, "p", "b", numbered_report(40000, 400, "b"));
+
+  const json dynamic = json_of(handoff_run(
+      d, {"wait", "--parent", "p", "a", "--tokens", "195000", "--context-window", "200000", "--json"}));
+  CHECK(dynamic["budget"]["mode"] == "dynamic");
+  CHECK(dynamic["budget"]["usage"]["tokens"] == 195000);
+  CHECK(dynamic["budget"]["usage"]["contextWindow"] == 200000);
+  CHECK(dynamic["budget"]["usage"]["percent"] == doctest::Approx(97.5));
+  CHECK(dynamic["budget"]["batchCapBytes"] < dynamic["budget"]["staticBatchBytes"]);
+
+  const json unknown =
+      json_of(handoff_run(d, {"wait", "--parent", "p", "b", "--context-window", "200000", "--json"}));
+  CHECK(unknown["budget"]["mode"] == "static");
+}

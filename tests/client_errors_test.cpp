@@ -1,0 +1,210 @@
+// How the client library fails: each failure a client_error of the right kind with a message a
+// person can act on. Stand-in servers on temporary sockets play the misbehaving daemon.
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "handoff/client.hpp"
+#include "support/daemon_process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace handoff;
+using handoff::client::client;
+using handoff::client::client_error;
+using handoff::client::error_kind;
+using std::chrono::milliseconds;
+
+namespace {
+
+// A listening socket at `path` that we control; `serve` (if any) runs on a thread with the
+// first accepted connection's fd.
+class stand_in {
+ public:
+  stand_in(const std::filesystem::path& path, std::function<void(int)> serve) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd_, 4) == 0);
+    if (serve) thread_ = std::thread([this, serve] {
+      const int conn = ::accept(fd_, nullptr, nullptr);
+      if (conn >= 0) serve(conn);
+    });
+  }
+  ~stand_in() {
+    if (thread_.joinable()) thread_.join();
+    ::close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+// Reads up to the end of the client's first line.
+void read_line(int fd) {
+  char c = 0;
+  while (::read(fd, &c, 1) == 1 && c != '\n') {
+  }
+}
+
+void send_text(int fd, const std::string& text) { (void)!::write(fd, text.data(), text.size()); }
+
+client connect_at(const std::filesystem::path& path, milliseconds call_timeout = milliseconds(30'000)) {
+  client::options o;
+  o.socket = path;
+  o.call_timeout = call_timeout;
+  return client(o);
+}
+
+template <class F>
+client_error error_of(F&& f) {
+  try {
+    f();
+  } catch (const client_error& e) {
+    return e;
+  }
+  FAIL("no client_error thrown");
+  return client_error(error_kind::io, "unreachable");
+}
+
+bool contains(const client_error& e, const std::string& text) { return std::string(e.what()).find(text) != std::string::npos; }
+
+// Sets an environment variable for the scope (unset when `value` is null).
+class env_guard {
+ public:
+  env_guard(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~env_guard() { old_.empty() ? ::unsetenv(name_) : ::setenv(name_, old_.c_str(), 1); }
+
+ private:
+  const char* name_;
+  std::string old_;
+};
+
+}  // namespace
+
+TEST_CASE("no socket file: daemon_absent, naming the path and how to start handoffd") {
+  test::temp_dir dir;
+  const auto path = dir / "handoffd.sock";
+  const client_error e = error_of([&] { connect_at(path); });
+  CHECK(e.kind() == error_kind::daemon_absent);
+  CHECK(contains(e, "handoffd is not running at " + path.string()));
+  CHECK(contains(e, "handoffd --socket " + path.string()));
+}
+
+TEST_CASE("a stale socket nobody listens on: daemon_absent") {
+  test::daemon_process d;
+  d.kill_hard();  // leaves its socket file behind
+  REQUIRE(std::filesystem::exists(d.socket()));
+  CHECK(error_of([&] { connect_at(d.socket()); }).kind() == error_kind::daemon_absent);
+}
+
+TEST_CASE("default socket: $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock, else a clear error") {
+  {
+    env_guard a("HANDOFF_SOCKET", "/tmp/explicit.sock"), b("XDG_RUNTIME_DIR", "/run/user/4242");
+    CHECK(client::default_socket_path() == "/tmp/explicit.sock");
+  }
+  {
+    env_guard a("HANDOFF_SOCKET", nullptr), b("XDG_RUNTIME_DIR", "/run/user/4242");
+    CHECK(client::default_socket_path() == "/run/user/4242/handoff/handoffd.sock");
+  }
+  {
+    env_guard a("HANDOFF_SOCKET", nullptr), b("XDG_RUNTIME_DIR", nullptr);
+    const client_error e = error_of([] { client::default_socket_path(); });
+    CHECK(e.kind() == error_kind::daemon_absent);
+    CHECK(contains(e, "--socket"));
+  }
+  {
+    test::daemon_process d;
+    env_guard a("HANDOFF_SOCKET", d.socket().c_str());
+    client c;  // no path given: the environment's
+    CHECK(c.socket_path() == d.socket());
+    CHECK(c.daemon_status().is_object());
+  }
+}
+
+TEST_CASE("a daemon that never answers: timeout after the call timeout, and a late reply is dropped") {
+  test::temp_dir dir;
+  const auto path = dir / "silent.sock";
+  stand_in server(path, [](int fd) {
+    read_line(fd);  // initialize: answered too late
+    std::this_thread::sleep_for(milliseconds(400));
+    send_text(fd, R"({"jsonrpc":"2.0","id":1,"result":{"state":"late"}})" "\n");
+    read_line(fd);  // subagent/started: answered in time
+    send_text(fd, R"({"jsonrpc":"2.0","id":2,"result":{"state":"running"}})" "\n");
+    ::close(fd);
+  });
+  client c = connect_at(path, milliseconds(150));
+  const auto started = std::chrono::steady_clock::now();
+  const client_error e = error_of([&] { c.initialize(); });
+  CHECK(e.kind() == error_kind::timeout);
+  CHECK(contains(e, "initialize"));
+  CHECK(std::chrono::steady_clock::now() - started < milliseconds(2000));
+  // The next call gets its own reply, not the stale one.
+  CHECK(c.call("subagent/started", {{"parentId", "p"}, {"childId", "c"}}, milliseconds(5000)).at("state") == "running");
+}
+
+TEST_CASE("a daemon that hangs up: refused") {
+  test::temp_dir dir;
+  const auto path = dir / "rude.sock";
+  stand_in server(path, [](int fd) {
+    read_line(fd);
+    ::close(fd);
+  });
+  client c = connect_at(path);
+  const client_error e = error_of([&] { c.daemon_status(); });
+  CHECK(e.kind() == error_kind::refused);
+  CHECK(contains(e, "closed the connection"));
+}
+
+TEST_CASE("a daemon at its connection cap: refused, with the daemon's reason") {
+  test::daemon_process d({"--max-connections", "1"});
+  client first = connect_at(d.socket());
+  CHECK(first.daemon_status().is_object());
+  client second = connect_at(d.socket());
+  const client_error e = error_of([&] { second.daemon_status(); });
+  CHECK(e.kind() == error_kind::refused);
+  CHECK(contains(e, "too many connections"));
+}
+
+TEST_CASE("bytes that are not JSON-RPC, or a result of the wrong shape: protocol") {
+  test::temp_dir dir;
+  SUBCASE("not JSON") {
+    stand_in server(dir / "garbage.sock", [](int fd) {
+      read_line(fd);
+      send_text(fd, "this is not json\n");
+      read_line(fd);
+    });
+    client c = connect_at(dir / "garbage.sock");
+    const client_error e = error_of([&] { c.daemon_status(); });
+    CHECK(e.kind() == error_kind::protocol);
+    CHECK(contains(e, "malformed"));
+  }
+  SUBCASE("a result missing its members") {
+    stand_in server(dir / "shape.sock", [](int fd) {
+      read_line(fd);
+      send_text(fd, R"({"jsonrpc":"2.0","id":1,"result":{"duplicate":false}})" "\n");
+      read_line(fd);
+    });
+    client c = connect_at(dir / "shape.sock");
+    rpc::completed_params p;
+    p.parent_id = "p";
+    p.child_id = "c";
+    p.status = "done";
+    const client_error e = error_of([&] { c.completed(p); });
+    CHECK(e.kind() == error_kind::protocol);
+    CHECK(contains(e, "subagent/completed"));
+    CHECK(contains(e, "sha256"));
+  }
+}

@@ -1,0 +1,95 @@
+// `handoff doctor` against a real handoffd and real directories: healthy says so and exits 0;
+// a store open to everybody, a file open to others, and a missing daemon are each named with
+// their fix, and exit 1.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "support/daemon_process.hpp"
+#include "support/fs_fixtures.hpp"
+#include "support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using namespace handoff::test;
+
+namespace {
+
+// Runs `handoff doctor <args>`; its exit status and everything it printed.
+std::pair<int, std::string> doctor(const std::string& args) {
+  const std::string command = std::string(HANDOFF_CLI_PATH) + " doctor " + args + " 2>&1";
+  FILE* p = ::popen(command.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+bool has(const std::string& out, const std::string& line) { return out.find(line) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("doctor: a healthy setup passes every check and exits 0") {
+  daemon_process d;
+  auto [status, out] = doctor("--socket " + d.socket().string());
+  CHECK_MESSAGE(status == 0, out);
+  CHECK(has(out, "ok   socket " + d.socket().string() + ": yours, mode 0600"));
+  CHECK(has(out, "ok   handoffd "));
+  CHECK(has(out, " answers (protocol 1)"));
+  CHECK_FALSE(has(out, "but this handoff is"));  // the daemon and the CLI are the same version
+  CHECK(has(out, "ok   artifact dir " + d.artifact_dir().string() + ": yours, mode 0700"));
+  CHECK(has(out, "ok   queue dir " + d.queue_dir().string() + ": yours, mode 0700"));
+  CHECK(has(out, "free"));
+  CHECK_FALSE(has(out, "FAIL"));
+}
+
+TEST_CASE("doctor flags a store directory with mode 0777 and says how to fix it") {
+  daemon_process d;
+  fs::permissions(d.artifact_dir(), fs::perms::all, fs::perm_options::replace);
+  auto [status, out] = doctor("--socket " + d.socket().string());
+  fs::permissions(d.artifact_dir(), fs::perms::owner_all, fs::perm_options::replace);
+  CHECK(status == 1);
+  CHECK_MESSAGE(has(out, "FAIL artifact dir " + d.artifact_dir().string() + " is mode 0777: run chmod 700 " +
+                             d.artifact_dir().string()),
+                out);
+  CHECK(has(out, "problem(s) found"));
+}
+
+TEST_CASE("doctor flags a queue file that others can read") {
+  daemon_process d;
+  const fs::path leaked = d.queue_dir() / "records" / "leaked.json";
+  write_file(leaked, "{}", 0644);
+  auto [status, out] = doctor("--socket " + d.socket().string());
+  CHECK(status == 1);
+  CHECK_MESSAGE(has(out, leaked.string() + " is mode 0644: run chmod 600 " + leaked.string()), out);
+}
+
+TEST_CASE("doctor without a daemon says how to start one and exits 1") {
+  temp_dir dir("doctor-absent");
+  fs::create_directory(dir / "run");
+  fs::permissions(dir / "run", fs::perms::owner_all, fs::perm_options::replace);
+  auto [status, out] = doctor("--socket " + (dir / "run" / "handoffd.sock").string() + " --artifact-dir " +
+                              (dir / "a").string() + " --queue-dir " + (dir / "q").string());
+  CHECK(status == 1);
+  CHECK_MESSAGE(has(out, "FAIL no socket at " + (dir / "run" / "handoffd.sock").string() +
+                             ": start the daemon with systemctl --user enable --now handoffd.socket"),
+                out);
+  // Not there yet is fine while no daemon runs: handoffd creates them.
+  CHECK(has(out, "warn artifact dir " + (dir / "a").string() + " does not exist yet"));
+}
+
+TEST_CASE("doctor names a plain file where the socket should be") {
+  temp_dir dir("doctor-not-socket");
+  fs::create_directory(dir / "run");
+  fs::permissions(dir / "run", fs::perms::owner_all, fs::perm_options::replace);
+  write_file(dir / "run" / "handoffd.sock", "", 0600);
+  auto [status, out] = doctor("--socket " + (dir / "run" / "handoffd.sock").string() + " --artifact-dir " +
+                              (dir / "a").string() + " --queue-dir " + (dir / "q").string());
+  CHECK(status == 1);
+  CHECK_MESSAGE(has(out, "is not a socket: remove it"), out);
+}

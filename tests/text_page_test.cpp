@@ -1,0 +1,231 @@
+// read_page() against Pi's read tool (daemon/engine/text_page.cpp): fixed cases with Pi's
+// numbers, and random ones compared with a direct transcription of read.js + truncateHead.
+#include "engine/text_page.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/utf8.hpp"
+
+using handoff::page_request;
+using handoff::read_page;
+using handoff::text_page;
+
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', start)) {
+    lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  lines.push_back(text.substr(start));
+  return lines;
+}
+
+std::string join(const std::vector<std::string>& lines, std::size_t from, std::size_t to) {
+  std::string out;
+  for (std::size_t i = from; i < to; ++i) {
+    if (i > from) out.push_back('\n');
+    out += lines[i];
+  }
+  return out;
+}
+
+// Pi 0.99's read.js and truncateHead, line by line, on whole vectors of strings: what the
+// model sees as content (before Pi's own "[Showing lines ...]" hint) and the last line shown.
+struct pi_result {
+  std::string content;
+  std::size_t last_line = 0;
+  bool first_line_exceeds = false;
+};
+
+pi_result pi_read(const std::string& text, std::size_t offset, std::optional<std::size_t> limit) {
+  const std::vector<std::string> all = split(text);
+  const std::size_t start = offset - 1;
+  const std::size_t end = limit ? std::min(start + *limit, all.size()) : all.size();
+  const std::string selected = join(all, start, end);
+  // splitLinesForCounting: "" has no lines; a trailing "\n" does not start one.
+  std::vector<std::string> counted =
+      selected.empty() ? std::vector<std::string>{} : split(selected);
+  if (!selected.empty() && selected.back() == '\n') counted.pop_back();
+  if (counted.size() <= handoff::read_max_lines && selected.size() <= handoff::read_max_bytes) {
+    return {selected, end, false};
+  }
+  if (counted.front().size() > handoff::read_max_bytes) return {"", start, true};
+  std::size_t bytes = 0;
+  std::size_t kept = 0;
+  for (; kept < counted.size() && kept < handoff::read_max_lines; ++kept) {
+    const std::size_t cost = counted[kept].size() + (kept > 0 ? 1 : 0);
+    if (bytes + cost > handoff::read_max_bytes) break;
+    bytes += cost;
+  }
+  return {join(counted, 0, kept), start + kept, false};
+}
+
+std::string numbered(std::size_t count, std::size_t width, bool trailing_newline) {
+  std::string text;
+  for (std::size_t i = 1; i <= count; ++i) {
+    std::string line = std::to_string(i) + ":";
+    line.resize(width, '.');
+    text += line;
+    if (i < count || trailing_newline) text += "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("offset and limit select lines of text.split(\"\\n\"), 1-based") {
+  const std::string text = "one\ntwo\nthree\nfour";
+  const text_page page = read_page(text, {2, 2});
+  CHECK(page.text == "two\nthree");
+  CHECK(page.first_line == 2);
+  CHECK(page.last_line == 3);
+  CHECK(page.total_lines == 4);
+  CHECK_FALSE(page.cut);
+  CHECK(page.next_offset == 4);
+
+  const text_page rest = read_page(text, {3, std::nullopt});
+  CHECK(rest.text == "three\nfour");
+  CHECK_FALSE(rest.next_offset.has_value());
+
+  const text_page beyond = read_page(text, {4, 100});
+  CHECK(beyond.text == "four");
+  CHECK(beyond.last_line == 4);
+  CHECK_FALSE(beyond.next_offset.has_value());
+}
+
+TEST_CASE("a final newline makes one more, empty, line") {
+  const std::string text = "a\nb\n";
+  CHECK(read_page(text, {1, std::nullopt}).total_lines == 3);
+  CHECK(read_page(text, {1, std::nullopt}).text == "a\nb\n");
+  const text_page last = read_page(text, {3, std::nullopt});
+  CHECK(last.text.empty());
+  CHECK(last.first_line == 3);
+  CHECK(last.last_line == 3);
+  CHECK(read_page("\r\nx\r\n", {2, 1}).text == "x\r");
+}
+
+TEST_CASE("an offset past the end fails with Pi's message") {
+  const std::string text = "a\nb\nc\nd";
+  CHECK_THROWS_WITH_AS(read_page(text, {5, std::nullopt}),
+                       "Offset 5 is beyond end of file (4 lines total)", std::out_of_range);
+  CHECK_THROWS_WITH_AS(read_page(text, {0, std::nullopt}),
+                       "Offset 0 is beyond end of file (4 lines total)", std::out_of_range);
+  CHECK_THROWS_AS(read_page("", {2, 1}), std::out_of_range);
+  CHECK(read_page("", {1, 1}).text.empty());
+  CHECK(read_page(std::string_view(), {1, std::nullopt}).last_line == 1);
+}
+
+TEST_CASE("limit 0 returns no lines and points back at the offset") {
+  const text_page page = read_page("a\nb\nc", {2, 0});
+  CHECK(page.text.empty());
+  CHECK(page.first_line == 2);
+  CHECK(page.last_line == 1);
+  CHECK(page.next_offset == 2);
+  CHECK_FALSE(page.cut);
+}
+
+TEST_CASE("the page stops at 2000 lines") {
+  const std::string text = numbered(3000, 5, false);
+  const text_page page = read_page(text, {1, std::nullopt});
+  CHECK(page.last_line == 2000);
+  CHECK(page.cut);
+  CHECK(page.next_offset == 2001);
+  CHECK(page.text == join(split(text), 0, 2000));
+
+  const text_page second = read_page(text, {2001, std::nullopt});
+  CHECK(second.last_line == 3000);
+  CHECK_FALSE(second.cut);
+}
+
+TEST_CASE("a trailing newline is not counted against the 2000 lines, as in Pi") {
+  const std::string text = numbered(2000, 5, true);  // 2001 lines, the last one empty
+  const text_page page = read_page(text, {1, std::nullopt});
+  CHECK(page.text == text);
+  CHECK(page.last_line == 2001);
+  CHECK_FALSE(page.cut);
+
+  const std::string longer = numbered(2001, 5, true);
+  const text_page cut = read_page(longer, {1, std::nullopt});
+  CHECK(cut.last_line == 2000);
+  CHECK(cut.cut);
+}
+
+TEST_CASE("the page stops at 50 KiB on a whole line") {
+  const std::string text = numbered(1000, 100, false);
+  const text_page page = read_page(text, {1, std::nullopt});
+  // n lines cost 101 n - 1 bytes: 506 lines are 51,105 bytes, 507 would be 51,206.
+  CHECK(page.last_line == 506);
+  CHECK(page.text.size() == 51105);
+  CHECK(page.cut);
+  CHECK(page.next_offset == 507);
+
+  const text_page limited = read_page(text, {1, 10});
+  CHECK(limited.last_line == 10);
+  CHECK_FALSE(limited.cut);
+}
+
+TEST_CASE("a first line over 50 KiB gives its first 50 KiB, cut on a character") {
+  std::string line = "x";
+  while (line.size() < 60000) line += "\xE4\xB8\xAD";  // 中
+  const std::string text = "short\n" + line + "\nafter";
+  const text_page page = read_page(text, {2, std::nullopt});
+  CHECK(page.partial_line);
+  CHECK(page.cut);
+  CHECK(page.first_line == 2);
+  CHECK(page.last_line == 2);
+  CHECK(page.next_offset == 3);
+  CHECK(page.text.size() <= handoff::read_max_bytes);
+  CHECK(page.text.size() > handoff::read_max_bytes - 3);
+  CHECK(handoff::valid_utf8(page.text));
+  CHECK(line.substr(0, page.text.size()) == page.text);
+
+  // Pi shows nothing from that line; our page's `partial_line` is the only difference.
+  CHECK(pi_read(text, 2, std::nullopt).first_line_exceeds);
+  CHECK_FALSE(read_page(text, {1, std::nullopt}).partial_line);
+}
+
+TEST_CASE("random texts: read_page shows what Pi's read shows") {
+  std::mt19937_64 engine(20260101);
+  const auto below = [&](std::size_t n) { return static_cast<std::size_t>(engine() % n); };
+  for (int i = 0; i < 400; ++i) {
+    CAPTURE(i);
+    // Line counts around the 2000-line cap and lengths around the 50 KiB cap.
+    const std::size_t lines = below(4) == 0 ? 1990 + below(20) : 1 + below(300);
+    std::string text;
+    for (std::size_t n = 0; n < lines; ++n) {
+      if (n > 0) text += '\n';
+      const std::size_t kind = below(100);
+      const std::size_t length = kind < 10 ? 0 : kind < 97 ? below(60) : 20000 + below(40000);
+      text.append(length, static_cast<char>('a' + below(26)));
+    }
+    if (below(2) == 0) text += '\n';
+    const std::size_t total = split(text).size();
+    const std::size_t offset = 1 + below(total);
+    const std::optional<std::size_t> limit =
+        below(3) == 0 ? std::nullopt : std::optional<std::size_t>(below(2500));
+    CAPTURE(offset);
+    const pi_result pi = pi_read(text, offset, limit);
+    const text_page page = read_page(text, {offset, limit});
+    CHECK(page.total_lines == total);
+    if (pi.first_line_exceeds) {
+      CHECK(page.partial_line);
+      CHECK(page.text == split(text)[offset - 1].substr(0, handoff::read_max_bytes));
+      continue;
+    }
+    CHECK_FALSE(page.partial_line);
+    CHECK(page.text == pi.content);
+    CHECK(page.last_line == pi.last_line);
+    CHECK(page.next_offset ==
+          (pi.last_line < total ? std::optional<std::size_t>(pi.last_line + 1) : std::nullopt));
+  }
+}

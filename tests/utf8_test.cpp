@@ -1,0 +1,104 @@
+// UTF-8 validation and cut positions (daemon/engine/utf8.cpp).
+#include "engine/utf8.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+using handoff::utf8_ceil;
+using handoff::utf8_floor;
+using handoff::valid_utf8;
+
+namespace {
+
+// "a", "é" (2 bytes), "中" (3 bytes), "😀" (4 bytes), "z": character starts at 0, 1, 3, 6, 10.
+const std::string mixed = "a\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80z";
+const std::vector<std::size_t> mixed_boundaries = {0, 1, 3, 6, 10, 11};
+
+bool is_boundary(std::size_t n) {
+  for (const std::size_t b : mixed_boundaries) {
+    if (b == n) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("valid_utf8 accepts well-formed text of every width") {
+  CHECK(valid_utf8(""));
+  CHECK(valid_utf8("plain ascii, long enough to take the eight-byte fast path twice"));
+  CHECK(valid_utf8(mixed));
+  CHECK(valid_utf8("\xC2\x80"));          // U+0080, smallest 2-byte
+  CHECK(valid_utf8("\xDF\xBF"));          // U+07FF
+  CHECK(valid_utf8("\xE0\xA0\x80"));      // U+0800, smallest 3-byte
+  CHECK(valid_utf8("\xED\x9F\xBF"));      // U+D7FF, just below the surrogates
+  CHECK(valid_utf8("\xEE\x80\x80"));      // U+E000, just above them
+  CHECK(valid_utf8("\xEF\xBF\xBF"));      // U+FFFF
+  CHECK(valid_utf8("\xF0\x90\x80\x80"));  // U+10000, smallest 4-byte
+  CHECK(valid_utf8("\xF4\x8F\xBF\xBF"));  // U+10FFFF, the largest code point
+  CHECK(valid_utf8(std::string_view("nul\0inside", 10)));
+}
+
+TEST_CASE("valid_utf8 rejects overlongs, surrogates, out-of-range and broken sequences") {
+  CHECK_FALSE(valid_utf8("\xC0\x80"));          // overlong NUL
+  CHECK_FALSE(valid_utf8("\xC1\xBF"));          // overlong 2-byte
+  CHECK_FALSE(valid_utf8("\xE0\x9F\xBF"));      // overlong 3-byte
+  CHECK_FALSE(valid_utf8("\xF0\x8F\xBF\xBF"));  // overlong 4-byte
+  CHECK_FALSE(valid_utf8("\xED\xA0\x80"));      // U+D800
+  CHECK_FALSE(valid_utf8("\xED\xBF\xBF"));      // U+DFFF
+  CHECK_FALSE(valid_utf8("\xF4\x90\x80\x80"));  // U+110000
+  CHECK_FALSE(valid_utf8("\xF5\x80\x80\x80"));
+  CHECK_FALSE(valid_utf8("\xFF"));
+  CHECK_FALSE(valid_utf8("\x80"));       // stray continuation
+  CHECK_FALSE(valid_utf8("\xE4\xB8"));   // cut short at the end
+  CHECK_FALSE(valid_utf8("\xE4\xB8z"));  // cut short before ASCII
+  CHECK_FALSE(valid_utf8("\xF0\x9F\x98"));
+  CHECK_FALSE(valid_utf8("\xC3\xA9\xA9"));  // one continuation too many
+}
+
+TEST_CASE("valid_utf8 finds one bad byte at any position of a long ASCII run") {
+  for (std::size_t at = 0; at < 40; ++at) {
+    std::string text(40, 'x');
+    text[at] = '\xBF';
+    CAPTURE(at);
+    CHECK_FALSE(valid_utf8(text));
+    text[at] = 'y';
+    CHECK(valid_utf8(text));
+  }
+}
+
+TEST_CASE("utf8_floor and utf8_ceil land on the nearest character boundary") {
+  for (std::size_t n = 0; n <= mixed.size(); ++n) {
+    CAPTURE(n);
+    const std::size_t floor = utf8_floor(mixed, n);
+    const std::size_t ceil = utf8_ceil(mixed, n);
+    CHECK(floor <= n);
+    CHECK(ceil >= n);
+    CHECK(is_boundary(floor));
+    CHECK(is_boundary(ceil));
+    for (std::size_t b = floor + 1; b <= n; ++b) CHECK_FALSE(is_boundary(b));
+    for (std::size_t b = n; b < ceil; ++b) CHECK_FALSE(is_boundary(b));
+    CHECK(valid_utf8(std::string_view(mixed).substr(0, floor)));
+    CHECK(valid_utf8(std::string_view(mixed).substr(ceil)));
+  }
+}
+
+TEST_CASE("utf8_floor and utf8_ceil clamp to the string") {
+  CHECK(utf8_floor(mixed, 1000) == mixed.size());
+  CHECK(utf8_ceil(mixed, 1000) == mixed.size());
+  CHECK(utf8_floor("", 0) == 0);
+  CHECK(utf8_ceil("", 5) == 0);
+}
+
+TEST_CASE("on invalid text the cut helpers stay within three bytes of the request") {
+  const std::string run(10, '\x80');  // continuation bytes only: no character to protect
+  for (std::size_t n = 0; n <= run.size(); ++n) {
+    CAPTURE(n);
+    CHECK(utf8_floor(run, n) <= n);
+    CHECK(utf8_ceil(run, n) >= n);
+    CHECK(n - utf8_floor(run, n) <= 3);
+    CHECK(utf8_ceil(run, n) - n <= 3);
+  }
+}
