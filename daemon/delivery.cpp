@@ -111,12 +111,14 @@ asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoin
                  outcome.error);
     co_return false;
   }
-  auto complete = [this, &d] { queue_.complete_delivery(d.delivery_id); };
-  co_await offload(pool_, complete);
+  // Forget the results in memory first, so nothing (a check) reads texts being removed; if the
+  // removal fails on disk the delivery is simply made again after a restart.
   if (parent* p = registry_.find(d.parent_id)) {
     mark_delivered(*p, d.seqs);
     std::erase_if(p->unacked, [&](const stored_delivery& u) { return u.delivery_id == d.delivery_id; });
   }
+  auto complete = [this, &d] { queue_.complete_delivery(d.delivery_id); };
+  co_await offload(pool_, complete);
   spdlog::info("delivery {} to '{}' acknowledged ({} results)", d.delivery_id, d.parent_id, d.seqs.size());
   co_return true;
 }

@@ -16,7 +16,8 @@ std::string id_problem(std::string_view id, std::size_t max_bytes) {
   for (std::size_t i = 0; i < id.size(); ++i) {
     const auto c = static_cast<unsigned char>(id[i]);
     const bool c0_or_del = c < 0x20 || c == 0x7f;
-    const bool c1 = c == 0xc2 && i + 1 < id.size() && (static_cast<unsigned char>(id[i + 1]) & 0xe0) == 0x80;
+    const bool c1 =
+        c == 0xc2 && i + 1 < id.size() && (static_cast<unsigned char>(id[i + 1]) & 0xe0) == 0x80;
     if (c0_or_del || c1) return "contains a control character";
   }
   return {};
@@ -25,7 +26,8 @@ std::string id_problem(std::string_view id, std::size_t max_bytes) {
 namespace {
 
 std::string range_text(bool too_small, std::int64_t min, std::int64_t max) {
-  if (max != field_reader::max_int) return "must be between " + std::to_string(min) + " and " + std::to_string(max);
+  if (max != field_reader::max_int)
+    return "must be between " + std::to_string(min) + " and " + std::to_string(max);
   return too_small ? "must be >= " + std::to_string(min) : "too large";
 }
 
@@ -33,7 +35,8 @@ std::string range_text(bool too_small, std::int64_t min, std::int64_t max) {
 
 field_reader::field_reader(const json& object, std::string path, std::string_view top)
     : object_(object), path_(std::move(path)) {
-  if (!object_.is_object()) throw_invalid(path_.empty() ? std::string(top) : path_, "expected an object");
+  if (!object_.is_object())
+    throw_invalid(path_.empty() ? std::string(top) : path_, "expected an object");
 }
 
 const json* field_reader::find(std::string_view key) const {
@@ -45,7 +48,9 @@ std::string field_reader::path_of(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }
 
-void field_reader::fail(std::string_view key, std::string_view what) const { throw_invalid(path_of(key), what); }
+void field_reader::fail(std::string_view key, std::string_view what) const {
+  throw_invalid(path_of(key), what);
+}
 
 const json& field_reader::required(std::string_view key) const {
   const json* v = find(key);
@@ -61,12 +66,14 @@ std::string field_reader::string(std::string_view key, std::size_t max_bytes) co
   return s;
 }
 
-std::optional<std::string> field_reader::optional_string(std::string_view key, std::size_t max_bytes) const {
+std::optional<std::string> field_reader::optional_string(std::string_view key,
+                                                         std::size_t max_bytes) const {
   if (find(key) == nullptr) return std::nullopt;
   return string(key, max_bytes);
 }
 
-std::string field_reader::one_of(std::string_view key, std::initializer_list<std::string_view> allowed) const {
+std::string field_reader::one_of(std::string_view key,
+                                 std::initializer_list<std::string_view> allowed) const {
   std::string s = string(key);
   for (std::string_view a : allowed)
     if (s == a) return s;
@@ -81,7 +88,8 @@ std::string field_reader::id(std::string_view key, std::size_t max_bytes) const 
   return s;
 }
 
-std::optional<std::string> field_reader::optional_id(std::string_view key, std::size_t max_bytes) const {
+std::optional<std::string> field_reader::optional_id(std::string_view key,
+                                                     std::size_t max_bytes) const {
   if (find(key) == nullptr) return std::nullopt;
   return id(key, max_bytes);
 }
@@ -98,7 +106,8 @@ std::vector<std::string> field_reader::id_list(std::string_view key, std::size_t
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (!list[i].is_string()) throw_invalid(element(i), "expected a string");
     const auto& s = list[i].get_ref<const std::string&>();
-    if (auto problem = id_problem(s, max_bytes); !problem.empty()) throw_invalid(element(i), problem);
+    if (auto problem = id_problem(s, max_bytes); !problem.empty())
+      throw_invalid(element(i), problem);
     for (std::size_t j = 0; j < i; ++j)  // at most 64 ids: quadratic is cheapest
       if (ids[j] == s) throw_invalid(element(i), "duplicate of " + element(j));
     ids.push_back(s);
@@ -111,7 +120,8 @@ std::vector<std::string> field_reader::string_list(std::string_view key) const {
   std::vector<std::string> out;
   out.reserve(list.size());
   for (std::size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].is_string()) throw_invalid(path_of(key) + "[" + std::to_string(i) + "]", "expected a string");
+    if (!list[i].is_string())
+      throw_invalid(path_of(key) + "[" + std::to_string(i) + "]", "expected a string");
     out.push_back(list[i].get<std::string>());
   }
   return out;
@@ -137,7 +147,9 @@ std::optional<std::int64_t> field_reader::optional_integer(std::string_view key,
   return integer(key, min, max);
 }
 
-std::size_t field_reader::count(std::string_view key) const { return static_cast<std::size_t>(integer(key)); }
+std::size_t field_reader::count(std::string_view key) const {
+  return static_cast<std::size_t>(integer(key));
+}
 
 std::optional<std::size_t> field_reader::optional_count(std::string_view key) const {
   if (find(key) == nullptr) return std::nullopt;

@@ -36,20 +36,23 @@ class field_reader {
 
   // A string of at most max_bytes bytes (UTF-8, as the parser checked).
   std::string string(std::string_view key, std::size_t max_bytes = unlimited) const;
-  std::optional<std::string> optional_string(std::string_view key, std::size_t max_bytes = unlimited) const;
+  std::optional<std::string> optional_string(std::string_view key,
+                                             std::size_t max_bytes = unlimited) const;
   // One of a closed set of strings ("done", "error", "cancelled").
   std::string one_of(std::string_view key, std::initializer_list<std::string_view> allowed) const;
   // An identifier: 1..max_bytes bytes, no control characters (C0, DEL, C1).
   std::string id(std::string_view key, std::size_t max_bytes) const;
   std::optional<std::string> optional_id(std::string_view key, std::size_t max_bytes) const;
   // An array of 1..max_count unique identifiers.
-  std::vector<std::string> id_list(std::string_view key, std::size_t max_count, std::size_t max_bytes) const;
+  std::vector<std::string> id_list(std::string_view key, std::size_t max_count,
+                                   std::size_t max_bytes) const;
   // An array of strings (no caps; for results the daemon wrote).
   std::vector<std::string> string_list(std::string_view key) const;
 
   // An integer in [min, max]; fractions such as 1.5 are refused, and so is 1.0 (JSON writers
   // print integral numbers without a fraction).
-  std::int64_t integer(std::string_view key, std::int64_t min = 0, std::int64_t max = max_int) const;
+  std::int64_t integer(std::string_view key, std::int64_t min = 0,
+                       std::int64_t max = max_int) const;
   std::optional<std::int64_t> optional_integer(std::string_view key, std::int64_t min = 0,
                                                std::int64_t max = max_int) const;
   // A count or size: an integer >= 0.

@@ -18,16 +18,21 @@ constexpr std::string_view content_length_name = "content-length";
 // An emptied buffer that grew beyond this (a large frame went through) gives its memory back.
 constexpr std::size_t keep_capacity_bytes = 64 * 1024;
 
-char to_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+char to_lower(char c) noexcept {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 bool iequals(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return to_lower(x) == to_lower(y); });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return to_lower(x) == to_lower(y);
+         });
 }
 
 bool is_json_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-bool is_blank(std::string_view line) noexcept { return line.find_first_not_of(" \t\r") == line.npos; }
+bool is_blank(std::string_view line) noexcept {
+  return line.find_first_not_of(" \t\r") == line.npos;
+}
 
 std::string_view trim(std::string_view s) noexcept {
   const auto first = s.find_first_not_of(" \t");
@@ -44,7 +49,8 @@ std::size_t parse_content_length(std::string_view value) {
   const char* end = value.data() + value.size();
   const auto [ptr, ec] = std::from_chars(value.data(), end, length);
   if (value.empty() || ec != std::errc{} || ptr != end)
-    malformed("Content-Length is not a decimal byte count: '" + std::string(value.substr(0, 32)) + "'");
+    malformed("Content-Length is not a decimal byte count: '" + std::string(value.substr(0, 32)) +
+              "'");
   return length;
 }
 
@@ -57,9 +63,11 @@ std::size_t parse_header_block(std::string_view block) {
     const std::string_view line = block.substr(0, eol);
     block.remove_prefix(std::min(block.size(), eol + 2));
     const auto colon = line.find(':');
-    if (colon == line.npos || colon == 0) malformed("expected 'Name: value', got '" + std::string(line.substr(0, 64)) + "'");
+    if (colon == line.npos || colon == 0)
+      malformed("expected 'Name: value', got '" + std::string(line.substr(0, 64)) + "'");
     const std::string_view name = line.substr(0, colon);
-    if (std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) <= ' ' || c == 0x7f; }))
+    if (std::any_of(name.begin(), name.end(),
+                    [](char c) { return static_cast<unsigned char>(c) <= ' ' || c == 0x7f; }))
       malformed("invalid header name '" + std::string(name.substr(0, 64)) + "'");
     if (!iequals(name, content_length_name)) continue;
     if (length) malformed("more than one Content-Length");
@@ -72,7 +80,8 @@ std::size_t parse_header_block(std::string_view block) {
 }  // namespace
 
 frame_decoder::frame_decoder(std::size_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {
-  if (max_frame_bytes == 0) throw std::invalid_argument("frame_decoder: max_frame_bytes must be > 0");
+  if (max_frame_bytes == 0)
+    throw std::invalid_argument("frame_decoder: max_frame_bytes must be > 0");
 }
 
 void frame_decoder::feed(std::string_view bytes) {
@@ -95,9 +104,14 @@ std::optional<decoded_frame> frame_decoder::next() {
   if (!skipping_) {
     if (mode_ == framing::undecided) decide_mode();
     switch (mode_) {
-      case framing::ndjson: frame = next_line(); break;
-      case framing::content_length: frame = next_body(); break;
-      case framing::undecided: break;
+      case framing::ndjson:
+        frame = next_line();
+        break;
+      case framing::content_length:
+        frame = next_body();
+        break;
+      case framing::undecided:
+        break;
     }
   }
   if (!frame) compact();  // what is left is one partial frame: move it to the front once
@@ -113,7 +127,8 @@ std::string_view frame_decoder::drop_skipped(std::string_view bytes) {
       skipped_total_ += bytes.size();
       return {};
     }
-    const auto line_end = static_cast<std::size_t>(static_cast<const char*>(newline) - bytes.data());
+    const auto line_end =
+        static_cast<std::size_t>(static_cast<const char*>(newline) - bytes.data());
     skipped_total_ += line_end;
     dropped = line_end + 1;
   } else {
@@ -178,22 +193,28 @@ std::optional<decoded_frame> frame_decoder::next_body() {
   if (!body_length_) {
     if (scan_from_ <= read_pos_) {  // a new header block
       // Blank lines between messages are tolerated: some writers end a body with a newline.
-      while (read_pos_ < buffer_.size() && (buffer_[read_pos_] == '\r' || buffer_[read_pos_] == '\n')) ++read_pos_;
+      while (read_pos_ < buffer_.size() &&
+             (buffer_[read_pos_] == '\r' || buffer_[read_pos_] == '\n'))
+        ++read_pos_;
       scan_from_ = line_begin_ = read_pos_;
     }
     for (;;) {
       const char* data = buffer_.data();
       const void* newline = std::memchr(data + scan_from_, '\n', buffer_.size() - scan_from_);
-      scan_from_ = newline == nullptr ? buffer_.size() : static_cast<std::size_t>(static_cast<const char*>(newline) - data) + 1;
+      scan_from_ = newline == nullptr
+                       ? buffer_.size()
+                       : static_cast<std::size_t>(static_cast<const char*>(newline) - data) + 1;
       if (scan_from_ - read_pos_ > max_header_block_bytes)
         malformed("longer than " + std::to_string(max_header_block_bytes) + " bytes");
       if (newline == nullptr) return std::nullopt;
       const std::size_t line_end = scan_from_ - 1;  // the '\n'
-      if (line_end == line_begin_ || data[line_end - 1] != '\r') malformed("header lines must end with \\r\\n");
+      if (line_end == line_begin_ || data[line_end - 1] != '\r')
+        malformed("header lines must end with \\r\\n");
       const bool block_ends = line_end - 1 == line_begin_;  // the empty line
       line_begin_ = scan_from_;
       if (block_ends) {
-        body_length_ = parse_header_block(std::string_view(data + read_pos_, line_end - 1 - read_pos_));
+        body_length_ =
+            parse_header_block(std::string_view(data + read_pos_, line_end - 1 - read_pos_));
         read_pos_ = scan_from_;
         break;
       }

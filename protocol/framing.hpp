@@ -20,8 +20,8 @@ inline constexpr std::size_t max_header_block_bytes = 8 * 1024;
 // Frames come out in stream order. An oversized frame is reported once, in its place, when its
 // last byte has been skipped (at its '\n', or at the end of its Content-Length body).
 struct decoded_frame {
-  std::string payload;           // one JSON text (without the newline / headers)
-  bool oversized = false;        // the frame exceeded the cap: payload is empty, it was skipped
+  std::string payload;              // one JSON text (without the newline / headers)
+  bool oversized = false;           // the frame exceeded the cap: payload is empty, it was skipped
   std::size_t oversized_bytes = 0;  // how large it was (as far as read)
 };
 
@@ -43,7 +43,7 @@ class frame_decoder {
   std::size_t buffered_bytes() const noexcept { return buffer_.size() - read_pos_; }
   // True while a frame has begun and not ended, including an oversized one being skipped
   // (buffered_bytes() is 0 then); for a slow-frame watchdog.
-  bool in_frame() const noexcept { return buffered_bytes() > 0 || skipping_ || skipped_ready_; }
+  bool in_frame() const noexcept { return buffered_bytes() > 0 || skipping_; }
 
  private:
   void decide_mode();
@@ -55,15 +55,15 @@ class frame_decoder {
 
   std::size_t max_frame_bytes_;
   framing mode_ = framing::undecided;
-  std::string buffer_;               // received bytes; [read_pos_, size) not consumed yet
-  std::size_t read_pos_ = 0;         // start of the unconsumed bytes
-  std::size_t scan_from_ = 0;        // index up to which buffer_ was searched for '\n'
-  std::size_t line_begin_ = 0;       // content_length: start of the header line being scanned
-  std::optional<std::size_t> body_length_;  // content_length: length of the current body
-  bool skipping_ = false;            // inside an oversized frame: its bytes are dropped
-  bool skipped_ready_ = false;       // an oversized frame ended: next() reports it
-  std::size_t skip_body_ = 0;        // content_length: bytes of an oversized body left to skip
-  std::size_t skipped_total_ = 0;    // bytes of the current oversized frame skipped so far
+  std::string buffer_;             // received bytes; [read_pos_, size) not consumed yet
+  std::size_t read_pos_ = 0;       // start of the unconsumed bytes
+  std::size_t scan_from_ = 0;      // index up to which buffer_ was searched for '\n'
+  std::size_t line_begin_ = 0;     // content_length: start of the header line being scanned
+  std::optional<std::size_t> body_length_;  // content_length: the current body's length
+  bool skipping_ = false;          // inside an oversized frame: its bytes are dropped
+  bool skipped_ready_ = false;     // an oversized frame ended: next() reports it
+  std::size_t skip_body_ = 0;      // content_length: bytes of an oversized body left to skip
+  std::size_t skipped_total_ = 0;  // bytes of the current oversized frame skipped so far
 };
 
 // Frames one JSON text for the wire in the given mode (ndjson when undecided).

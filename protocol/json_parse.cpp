@@ -22,9 +22,12 @@ std::string describe(const nlohmann::json::exception& e) {
   reason = reason.substr(0, std::min(reason.find("; last read: "), reason.find("; expected ")));
   constexpr std::size_t max_reason_bytes = 120;  // nlohmann's own words are ASCII and short
   std::string text(reason.substr(0, max_reason_bytes));
+  // nlohmann's token_type_name()s that can follow "expected".
   static constexpr std::string_view token_names[] = {
-      "end of input", "'[', '{', or a literal", "'['", "'{'", "']'", "'}'", "':'", "','",
-      "string literal", "number literal", "true literal", "false literal", "null literal"};
+      "end of input",   "'[', '{', or a literal", "'['",          "'{'",
+      "']'",            "'}'",                    "':'",          "','",
+      "string literal", "number literal",         "true literal", "false literal",
+      "null literal"};
   if (const auto at = what.rfind("; expected "); at != what.npos) {
     const std::string_view expected = what.substr(at + 11);
     for (std::string_view name : token_names)
@@ -57,8 +60,10 @@ class bounded_dom final : public nlohmann::json_sax<nlohmann::json> {
   bool start_array(std::size_t) override { return open(nlohmann::json::array()); }
   bool end_array() override { return close(); }
 
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::json::exception& e) override {
-    throw rpc_error(errc::parse_error, "invalid JSON at byte " + std::to_string(position) + ": " + describe(e));
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::json::exception& e) override {
+    throw rpc_error(errc::parse_error,
+                    "invalid JSON at byte " + std::to_string(position) + ": " + describe(e));
   }
 
  private:
@@ -84,7 +89,8 @@ class bounded_dom final : public nlohmann::json_sax<nlohmann::json> {
   }
   bool open(nlohmann::json&& container) {
     if (open_.size() >= max_depth_)
-      throw rpc_error(errc::parse_error, "invalid JSON: nested deeper than " + std::to_string(max_depth_) + " levels");
+      throw rpc_error(errc::parse_error,
+                      "invalid JSON: nested deeper than " + std::to_string(max_depth_) + " levels");
     open_.push_back(place(std::move(container)));
     return true;
   }

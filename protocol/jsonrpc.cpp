@@ -13,7 +13,9 @@ namespace {
 
 // JSON-RPC ids are strings, numbers or null; handoff refuses fractional ids (the spec advises
 // against them, and they do not round-trip through every client's number type).
-bool valid_id(const json& id) noexcept { return id.is_string() || id.is_number_integer() || id.is_null(); }
+bool valid_id(const json& id) noexcept {
+  return id.is_string() || id.is_number_integer() || id.is_null();
+}
 
 bool valid_error_object(const json& e) {
   if (!e.is_object()) return false;
@@ -42,10 +44,13 @@ message parse_message(std::string_view frame, const parse_limits& limits) {
   if (has_id && !valid_id(*id))
     throw rpc_error(errc::invalid_request, "id: expected a string, an integer or null");
   const json data = has_id && !id->is_null() ? json{{"id", *id}} : json();
-  auto invalid = [&data](const std::string& why) { return rpc_error(errc::invalid_request, why, data); };
+  auto invalid = [&data](const std::string& why) {
+    return rpc_error(errc::invalid_request, why, data);
+  };
 
   const auto version = doc.find("jsonrpc");
-  if (version == doc.end() || !version->is_string() || version->get_ref<const std::string&>() != "2.0")
+  if (version == doc.end() || !version->is_string() ||
+      version->get_ref<const std::string&>() != "2.0")
     throw invalid("jsonrpc: expected \"2.0\"");
 
   const auto result = doc.find("result");
@@ -53,14 +58,16 @@ message parse_message(std::string_view frame, const parse_limits& limits) {
   message m;
   if (const auto method = doc.find("method"); method != doc.end()) {
     if (!method->is_string()) throw invalid("method: expected a string");
-    if (result != doc.end() || error != doc.end()) throw invalid("a request carries no result or error");
+    if (result != doc.end() || error != doc.end())
+      throw invalid("a request carries no result or error");
     m.type = has_id ? message::kind::request : message::kind::notification;
     m.id = has_id ? *id : json();
     m.method = std::move(method->get_ref<std::string&>());
     // JSON-RPC wants params structured when present; "params": null, which some clients send
     // for "no params", is taken as absent.
     if (const auto params = doc.find("params"); params != doc.end() && !params->is_null()) {
-      if (!params->is_object() && !params->is_array()) throw invalid("params: expected an object or an array");
+      if (!params->is_object() && !params->is_array())
+        throw invalid("params: expected an object or an array");
       m.params = std::move(*params);
     }
     return m;
@@ -68,14 +75,16 @@ message parse_message(std::string_view frame, const parse_limits& limits) {
 
   if (result == doc.end() && error == doc.end())
     throw invalid("expected \"method\" (a request) or \"result\" or \"error\" (a response)");
-  if (result != doc.end() && error != doc.end()) throw invalid("a response carries result or error, not both");
+  if (result != doc.end() && error != doc.end())
+    throw invalid("a response carries result or error, not both");
   if (!has_id) throw invalid("id: a response needs one");
   m.type = message::kind::response;
   m.id = *id;
   if (result != doc.end()) {
     m.result = std::move(*result);
   } else {
-    if (!valid_error_object(*error)) throw invalid("error: expected {\"code\": integer, \"message\": string}");
+    if (!valid_error_object(*error))
+      throw invalid("error: expected {\"code\": integer, \"message\": string}");
     m.error = std::move(*error);
   }
   return m;
@@ -133,21 +142,36 @@ std::string make_notification(std::string_view method, const json& params) {
 
 std::string_view default_message(errc code) noexcept {
   switch (code) {
-    case errc::parse_error: return "Parse error";
-    case errc::invalid_request: return "Invalid Request";
-    case errc::method_not_found: return "Method not found";
-    case errc::invalid_params: return "Invalid params";
-    case errc::internal_error: return "Internal error";
-    case errc::unknown_parent: return "Unknown parent";
-    case errc::unknown_child: return "Unknown child";
-    case errc::frame_too_large: return "Frame too large";
-    case errc::too_many_connections: return "Too many connections";
-    case errc::storage_failed: return "Storage failed";
-    case errc::conflict: return "Conflict";
-    case errc::not_found: return "Not found";
-    case errc::shutting_down: return "Shutting down";
-    case errc::request_timeout: return "Request timeout";
-    case errc::overloaded: return "Overloaded";
+    case errc::parse_error:
+      return "Parse error";
+    case errc::invalid_request:
+      return "Invalid Request";
+    case errc::method_not_found:
+      return "Method not found";
+    case errc::invalid_params:
+      return "Invalid params";
+    case errc::internal_error:
+      return "Internal error";
+    case errc::unknown_parent:
+      return "Unknown parent";
+    case errc::unknown_child:
+      return "Unknown child";
+    case errc::frame_too_large:
+      return "Frame too large";
+    case errc::too_many_connections:
+      return "Too many connections";
+    case errc::storage_failed:
+      return "Storage failed";
+    case errc::conflict:
+      return "Conflict";
+    case errc::not_found:
+      return "Not found";
+    case errc::shutting_down:
+      return "Shutting down";
+    case errc::request_timeout:
+      return "Request timeout";
+    case errc::overloaded:
+      return "Overloaded";
   }
   return "Server error";
 }

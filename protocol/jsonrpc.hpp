@@ -42,14 +42,15 @@ struct rpc_error : std::runtime_error {
 };
 
 struct parse_limits {
-  std::size_t max_depth = 64;  // nesting of arrays/objects in one message
+  std::size_t max_depth = 64;  // nesting of arrays/objects; the message object is level 1
 };
 
 // One decoded message.
 struct message {
   enum class kind { request, notification, response };
   kind type = kind::request;
-  json id;                 // request/response id: string or integer (null for notifications)
+  json id;                 // string or integer; null for notifications (and for a request
+                           // or response that carried "id": null, which JSON-RPC allows)
   std::string method;      // request/notification
   json params;             // request/notification: object, array or null when absent
   json result;             // response: the result (null when error is set)

@@ -58,7 +58,8 @@ section_dto read_section(const json& j, std::string path) {
     s.omitted_offset = omitted.count("offset");
     s.omitted_limit = omitted.count("limit");
   }
-  if (r.find("artifact") != nullptr) s.artifact = read_artifact(r.object("artifact"), r.path_of("artifact"));
+  if (r.find("artifact") != nullptr)
+    s.artifact = read_artifact(r.object("artifact"), r.path_of("artifact"));
   return s;
 }
 

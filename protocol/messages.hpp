@@ -34,8 +34,8 @@ struct wire_limits {
 
 // Pi's ContextUsage: {tokens: number|null, contextWindow: number, percent: number|null}.
 struct usage_dto {
-  std::optional<std::int64_t> tokens;  // tokens: in context, >= 0 (fractions floored); null after compaction
-  std::int64_t context_window = 0;     // contextWindow: the model's window, tokens; > 0 to be usable
+  std::optional<std::int64_t> tokens;  // tokens: in context, >= 0 (floored); null after compaction
+  std::int64_t context_window = 0;     // contextWindow: model window, tokens; <= 0: unknown
   std::optional<double> percent;       // percent: tokens / window * 100, or null; informational
 };
 
@@ -52,13 +52,13 @@ struct section_dto {
   std::string child_id;        // childId
   std::string title;           // title: as given by started/completed, may be ""
   std::string status;          // status: "done" | "error" | "cancelled"
-  std::string error;           // error: the child's error text; empty when none (omitted on the wire)
+  std::string error;           // error: the child's error text; "" = none (omitted on the wire)
   std::string text;            // text: the projection, UTF-8, within this result's share
-  bool truncated = false;      // truncated: text is head + marker + tail + footer, not the full text
+  bool truncated = false;      // truncated: text is head + marker + tail + footer, not all of it
   std::size_t total_bytes = 0;   // totalBytes: the full text's size, UTF-8 bytes
   std::size_t total_lines = 0;   // totalLines: the full text's lines (split("\n"))
-  std::optional<std::size_t> omitted_offset;  // omitted.offset: first omitted line (1-based), when truncated
-  std::optional<std::size_t> omitted_limit;   // omitted.limit: omitted line count, when truncated
+  std::optional<std::size_t> omitted_offset;  // omitted.offset: first omitted line, 1-based
+  std::optional<std::size_t> omitted_limit;   // omitted.limit: omitted lines (both: when cut)
   std::optional<artifact_dto> artifact;       // artifact: when truncated (else null)
 };
 
@@ -72,13 +72,13 @@ struct budget_dto {
   std::size_t floor_bytes = 0;         // floorBytes: no admitted result got less, bytes
   std::size_t max_lines = 0;           // maxLines: per-result line cap
   std::optional<usage_dto> usage;      // usage: what a dynamic budget was based on (else null)
-  std::optional<std::size_t> headroom_bytes;  // headroomBytes: share of the free context, bytes (else null)
+  std::optional<std::size_t> headroom_bytes;  // headroomBytes: share of free context, bytes|null
 };
 
 // A projected batch: subagent/wait's result and parent/deliver's params share it.
 struct batch_dto {
   std::vector<section_dto> sections;  // sections: one per delivered result, completion order
-  std::string text;            // text: the rendered message the parent model reads (<= batchCapBytes)
+  std::string text;            // text: the rendered message the model reads, <= batchCapBytes
   std::size_t deferred = 0;    // deferred: results held for a later flush
   budget_dto budget;           // budget
 };
@@ -136,11 +136,11 @@ struct check_result {
   std::string child_id;         // childId
   std::string title;            // title
   std::string state;            // state: "running" | "completed" | "delivered" | "cancelled"
-  std::string status;           // status: when completed, "done" | "error" | "cancelled" (else null)
+  std::string status;           // status: once completed "done" | "error" | "cancelled", else null
   std::string error;            // error: omitted when empty
-  std::string preview;          // preview: <= 2 KiB / 20 lines: progress tail, or the final text's tail
-  bool preview_truncated = false;  // previewTruncated: preview is a tail of something longer
-  std::optional<std::size_t> bytes, lines;  // bytes, lines: final text size, when completed (else null)
+  std::string preview;          // preview: <= 2 KiB / 20 lines: progress tail or final text's tail
+  bool preview_truncated = false;  // previewTruncated: the preview is a tail of something longer
+  std::optional<std::size_t> bytes, lines;  // bytes, lines: final text size once completed|null
 };
 
 struct wait_params {
@@ -181,7 +181,7 @@ struct artifact_read_result {
   std::size_t last_line = 0;     // lastLine: 1-based number of the last line in text
   std::size_t total_lines = 0;   // totalLines: lines in the artifact
   bool cut = false;              // cut: stopped by the 2000-line / 50 KiB page cap before limit
-  std::optional<std::size_t> next_offset;  // nextOffset: where to continue, when lines remain (else null)
+  std::optional<std::size_t> next_offset;  // nextOffset: where to continue, or null at the end
 };
 
 // daemon/status has no params; its result is free-form JSON documented in docs/protocol.md.

@@ -13,8 +13,9 @@ namespace {
 constexpr std::size_t max_version_bytes = 32;  // protocolVersion
 
 bool is_sha256_hex(std::string_view s) noexcept {
-  return s.size() == 64 &&
-         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
 }  // namespace
@@ -23,7 +24,8 @@ initialize_params decode_initialize(const json& params, const wire_limits& lim) 
   static const json no_params = json::object();  // initialize's params are all optional
   field_reader r(params.is_null() ? no_params : params, "");
   initialize_params p;
-  p.protocol_version = r.optional_string("protocolVersion", max_version_bytes).value_or(std::string(protocol_version));
+  p.protocol_version = r.optional_string("protocolVersion", max_version_bytes)
+                           .value_or(std::string(protocol_version));
   p.client_name = r.optional_string("clientName", lim.max_title_bytes).value_or("");
   p.parent_id = r.optional_id("parentId", lim.max_id_bytes);
   return p;
@@ -31,7 +33,8 @@ initialize_params decode_initialize(const json& params, const wire_limits& lim) 
 
 json encode(const initialize_params& v) {
   json j = json::object();
-  j["protocolVersion"] = v.protocol_version.empty() ? std::string(protocol_version) : v.protocol_version;
+  j["protocolVersion"] =
+      v.protocol_version.empty() ? std::string(protocol_version) : v.protocol_version;
   if (!v.client_name.empty()) j["clientName"] = v.client_name;
   if (v.parent_id) j["parentId"] = *v.parent_id;
   return j;
@@ -162,7 +165,8 @@ artifact_read_params decode_artifact_read(const json& params, const wire_limits&
   field_reader r(params, "");
   artifact_read_params p;
   // Checked before it is copied: a wrong value may be large.
-  if (const json* sha = r.find("sha256"); sha && sha->is_string() && !is_sha256_hex(sha->get_ref<const std::string&>()))
+  if (const json* sha = r.find("sha256");
+      sha && sha->is_string() && !is_sha256_hex(sha->get_ref<const std::string&>()))
     r.fail("sha256", "expected 64 lowercase hex digits");
   p.sha256 = r.string("sha256");
   p.offset = static_cast<std::size_t>(r.optional_integer("offset", 1).value_or(1));

@@ -4,4 +4,6 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${HANDOFF_BUILD_DIR:-$root/build}"
 "$root/scripts/build.sh"
+# The TypeScript client's dependencies, pinned by its lock file.
+npm ci --prefix "$root/client/pi" --no-audit --no-fund --loglevel=error >/dev/null
 ctest --test-dir "$build" --output-on-failure --timeout 600 -j2

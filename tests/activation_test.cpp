@@ -67,9 +67,11 @@ TEST_CASE("under systemd-socket-activate, handoffd serves completed -> wait on t
   const fs::path socket = private_dir(dir, "run") / "handoffd.sock";
   // Where handoffd would bind a socket of its own: nothing must appear there.
   const fs::path runtime = private_dir(dir, "xdg");
-  child_process d({{socket_activate, "-l", socket.string(), HANDOFFD_PATH, "--artifact-dir",
-                    (dir / "artifacts").string(), "--queue-dir", (dir / "queue").string(), "--log-level", "debug"},
-                   {{"XDG_RUNTIME_DIR", runtime.string()}},
+  // systemd-socket-activate passes on only the variables named with -E.
+  child_process d({{socket_activate, "-l", socket.string(), "-E", "XDG_RUNTIME_DIR=" + runtime.string(),
+                    HANDOFFD_PATH, "--artifact-dir", (dir / "artifacts").string(), "--queue-dir",
+                    (dir / "queue").string(), "--log-level", "debug"},
+                   {},
                    {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET"},
                    dir / "log"});
   REQUIRE_MESSAGE(eventually([&] { return socket_at(socket); }), d.log());

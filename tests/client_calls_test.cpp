@@ -12,16 +12,16 @@
 #include "support/raw_client.hpp"
 
 using namespace handoff;
-using handoff::client::client;
+using handoff::client::connection;
 using handoff::client::client_error;
 using handoff::client::error_kind;
 
 namespace {
 
-client connect_to(const test::daemon_process& d) {
+connection connect_to(const test::daemon_process& d) {
   client::options o;
   o.socket = d.socket();
-  return client(o);
+  return connection(o);
 }
 
 rpc::completed_params completion(const std::string& parent, const std::string& child, const std::string& text) {
@@ -68,7 +68,7 @@ client_error error_of(F&& f) {
 
 TEST_CASE("initialize reports the daemon's protocol, version, artifact dir and limits") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   rpc::initialize_params hello;
   hello.client_name = "client_calls_test";
   const auto r = c.initialize(hello);
@@ -82,7 +82,7 @@ TEST_CASE("initialize reports the daemon's protocol, version, artifact dir and l
 
 TEST_CASE("started, progress and check: a running child and its activity") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   CHECK(c.started(start("p", "c1")).state == "running");
   rpc::progress_params progress;
   progress.parent_id = "p";
@@ -104,7 +104,7 @@ TEST_CASE("started, progress and check: a running child and its activity") {
 
 TEST_CASE("completed is durable and idempotent; a different text for the same child conflicts") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   const std::string text = "line one\nline two\nthe verdict: ship it";
   const auto first = c.completed(completion("p", "c1", text));
   CHECK_FALSE(first.duplicate);
@@ -131,7 +131,7 @@ TEST_CASE("completed is durable and idempotent; a different text for the same ch
 
 TEST_CASE("wait returns the projected batch; read_artifact pages the omitted middle exactly") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   const std::string long_text = test::numbered_report(40000, 400, "long");
   c.completed(completion("p", "long", long_text));
   c.completed(completion("p", "short", "short and complete"));
@@ -174,7 +174,7 @@ TEST_CASE("wait returns the projected batch; read_artifact pages the omitted mid
 
 TEST_CASE("wait with a usage gets a dynamic budget; with a timeout it reports what is pending") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   c.started(start("p", "slow"));
   c.completed(completion("p", "fast", "fast result"));
 
@@ -199,7 +199,7 @@ TEST_CASE("wait with a usage gets a dynamic budget; with a timeout it reports wh
 
 TEST_CASE("cancel consumes completed results and reports the ids it knew") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   c.started(start("p", "running"));
   c.completed(completion("p", "done", "a result nobody wants"));
   rpc::cancel_params p;
@@ -213,7 +213,7 @@ TEST_CASE("cancel consumes completed results and reports the ids it knew") {
 
 TEST_CASE("the daemon's refusals arrive as rpc errors with their codes, and the connection lives on") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   rpc::check_params which;
   which.parent_id = "nobody";
   which.child_id = "c";
@@ -236,7 +236,7 @@ TEST_CASE("the daemon's refusals arrive as rpc errors with their codes, and the 
 
 TEST_CASE("a final text that is not UTF-8 is refused before anything is sent") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   CHECK_THROWS_AS(c.completed(completion("p", "c", std::string("ok\xff\xfe", 4))), std::invalid_argument);
   CHECK(c.daemon_status().at("queue").at("results") == 0);
   CHECK_FALSE(c.completed(completion("p", "c", "fine")).duplicate);  // the connection is still in step

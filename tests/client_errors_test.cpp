@@ -16,7 +16,7 @@
 #include "support/temp_dir.hpp"
 
 using namespace handoff;
-using handoff::client::client;
+using handoff::client::connection;
 using handoff::client::client_error;
 using handoff::client::error_kind;
 using std::chrono::milliseconds;
@@ -58,11 +58,11 @@ void read_line(int fd) {
 
 void send_text(int fd, const std::string& text) { (void)!::write(fd, text.data(), text.size()); }
 
-client connect_at(const std::filesystem::path& path, milliseconds call_timeout = milliseconds(30'000)) {
+connection connect_at(const std::filesystem::path& path, milliseconds call_timeout = milliseconds(30'000)) {
   client::options o;
   o.socket = path;
   o.call_timeout = call_timeout;
-  return client(o);
+  return connection(o);
 }
 
 template <class F>
@@ -113,22 +113,22 @@ TEST_CASE("a stale socket nobody listens on: daemon_absent") {
 TEST_CASE("default socket: $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock, else a clear error") {
   {
     env_guard a("HANDOFF_SOCKET", "/tmp/explicit.sock"), b("XDG_RUNTIME_DIR", "/run/user/4242");
-    CHECK(client::default_socket_path() == "/tmp/explicit.sock");
+    CHECK(handoff::client::default_socket_path() == "/tmp/explicit.sock");
   }
   {
     env_guard a("HANDOFF_SOCKET", nullptr), b("XDG_RUNTIME_DIR", "/run/user/4242");
-    CHECK(client::default_socket_path() == "/run/user/4242/handoff/handoffd.sock");
+    CHECK(handoff::client::default_socket_path() == "/run/user/4242/handoff/handoffd.sock");
   }
   {
     env_guard a("HANDOFF_SOCKET", nullptr), b("XDG_RUNTIME_DIR", nullptr);
-    const client_error e = error_of([] { client::default_socket_path(); });
+    const client_error e = error_of([] { handoff::client::default_socket_path(); });
     CHECK(e.kind() == error_kind::daemon_absent);
     CHECK(contains(e, "--socket"));
   }
   {
     test::daemon_process d;
     env_guard a("HANDOFF_SOCKET", d.socket().c_str());
-    client c;  // no path given: the environment's
+    connection c;  // no path given: the environment's
     CHECK(c.socket_path() == d.socket());
     CHECK(c.daemon_status().is_object());
   }
@@ -145,7 +145,7 @@ TEST_CASE("a daemon that never answers: timeout after the call timeout, and a la
     send_text(fd, R"({"jsonrpc":"2.0","id":2,"result":{"state":"running"}})" "\n");
     ::close(fd);
   });
-  client c = connect_at(path, milliseconds(150));
+  connection c = connect_at(path, milliseconds(150));
   const auto started = std::chrono::steady_clock::now();
   const client_error e = error_of([&] { c.initialize(); });
   CHECK(e.kind() == error_kind::timeout);
@@ -162,7 +162,7 @@ TEST_CASE("a daemon that hangs up: refused") {
     read_line(fd);
     ::close(fd);
   });
-  client c = connect_at(path);
+  connection c = connect_at(path);
   const client_error e = error_of([&] { c.daemon_status(); });
   CHECK(e.kind() == error_kind::refused);
   CHECK(contains(e, "closed the connection"));
@@ -170,9 +170,9 @@ TEST_CASE("a daemon that hangs up: refused") {
 
 TEST_CASE("a daemon at its connection cap: refused, with the daemon's reason") {
   test::daemon_process d({"--max-connections", "1"});
-  client first = connect_at(d.socket());
+  connection first = connect_at(d.socket());
   CHECK(first.daemon_status().is_object());
-  client second = connect_at(d.socket());
+  connection second = connect_at(d.socket());
   const client_error e = error_of([&] { second.daemon_status(); });
   CHECK(e.kind() == error_kind::refused);
   CHECK(contains(e, "too many connections"));
@@ -186,7 +186,7 @@ TEST_CASE("bytes that are not JSON-RPC, or a result of the wrong shape: protocol
       send_text(fd, "this is not json\n");
       read_line(fd);
     });
-    client c = connect_at(dir / "garbage.sock");
+    connection c = connect_at(dir / "garbage.sock");
     const client_error e = error_of([&] { c.daemon_status(); });
     CHECK(e.kind() == error_kind::protocol);
     CHECK(contains(e, "malformed"));
@@ -197,7 +197,7 @@ TEST_CASE("bytes that are not JSON-RPC, or a result of the wrong shape: protocol
       send_text(fd, R"({"jsonrpc":"2.0","id":1,"result":{"duplicate":false}})" "\n");
       read_line(fd);
     });
-    client c = connect_at(dir / "shape.sock");
+    connection c = connect_at(dir / "shape.sock");
     rpc::completed_params p;
     p.parent_id = "p";
     p.child_id = "c";

@@ -14,20 +14,20 @@
 #include "support/raw_client.hpp"
 
 using namespace handoff;
-using handoff::client::client;
+using handoff::client::connection;
 using handoff::client::parent_callbacks;
 using handoff::client::parent_endpoint;
 using std::chrono::milliseconds;
 
 namespace {
 
-client connect_to(const test::daemon_process& d) {
+connection connect_to(const test::daemon_process& d) {
   client::options o;
   o.socket = d.socket();
-  return client(o);
+  return connection(o);
 }
 
-void complete(client& c, const std::string& parent, const std::string& child, const std::string& text) {
+void complete(connection& c, const std::string& parent, const std::string& child, const std::string& text) {
   rpc::completed_params p;
   p.parent_id = parent;
   p.child_id = child;
@@ -37,7 +37,7 @@ void complete(client& c, const std::string& parent, const std::string& child, co
 }
 
 // Serves daemon requests until `done()` holds; false if it did not within the timeout.
-bool serve_until(client& c, const std::function<bool()>& done, milliseconds timeout = milliseconds(10'000)) {
+bool serve_until(connection& c, const std::function<bool()>& done, milliseconds timeout = milliseconds(10'000)) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!done()) {
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -47,9 +47,9 @@ bool serve_until(client& c, const std::function<bool()>& done, milliseconds time
   return true;
 }
 
-std::size_t queued_results(client& c) { return c.daemon_status().at("queue").at("results").get<std::size_t>(); }
+std::size_t queued_results(connection& c) { return c.daemon_status().at("queue").at("results").get<std::size_t>(); }
 
-std::string state_of(client& c, const std::string& parent, const std::string& child) {
+std::string state_of(connection& c, const std::string& parent, const std::string& child) {
   rpc::check_params p;
   p.parent_id = parent;
   p.child_id = child;
@@ -57,7 +57,7 @@ std::string state_of(client& c, const std::string& parent, const std::string& ch
 }
 
 // Polls until the daemon has dropped every queued result (it does so after the ack arrives).
-bool queue_drains(client& c) {
+bool queue_drains(connection& c) {
   for (int i = 0; i < 200; ++i) {
     if (queued_results(c) == 0) return true;
     std::this_thread::sleep_for(milliseconds(20));
@@ -69,11 +69,11 @@ bool queue_drains(client& c) {
 
 TEST_CASE("an idle parent's endpoint answers usage, receives the batch, acknowledges it; the queue empties") {
   test::daemon_process d;
-  client worker = connect_to(d);
+  connection worker = connect_to(d);
   complete(worker, "p", "long", test::numbered_report(60000, 600, "long"));
   complete(worker, "p", "short", "short result");
 
-  client c = connect_to(d);
+  connection c = connect_to(d);
   int usage_asked = 0;
   std::vector<rpc::deliver_params> got;
   parent_callbacks callbacks;
@@ -111,7 +111,7 @@ TEST_CASE("an idle parent's endpoint answers usage, receives the batch, acknowle
 
 TEST_CASE("usage unknown (null) gives the static caps") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   std::optional<rpc::deliver_params> got;
   parent_callbacks callbacks;
   callbacks.usage = [] { return std::optional<rpc::usage_dto>(); };
@@ -127,10 +127,10 @@ TEST_CASE("usage unknown (null) gives the static caps") {
 
 TEST_CASE("a deliver callback that throws leaves the batch queued; it comes again with the same id") {
   test::daemon_process d;
-  client worker = connect_to(d);
+  connection worker = connect_to(d);
   complete(worker, "p", "c", "the result that must not be lost");
 
-  client c = connect_to(d);
+  connection c = connect_to(d);
   std::vector<std::string> seen;  // deliveryIds, in order
   bool refuse = true;
   parent_callbacks callbacks;
@@ -156,11 +156,11 @@ TEST_CASE("a deliver callback that throws leaves the batch queued; it comes agai
 
 TEST_CASE("an unacknowledged delivery comes again to a new endpoint of the same parent") {
   test::daemon_process d;
-  client worker = connect_to(d);
+  connection worker = connect_to(d);
   complete(worker, "p", "c", "resend me");
   std::string first_id;
   {
-    client c = connect_to(d);
+    connection c = connect_to(d);
     parent_callbacks callbacks;
     callbacks.deliver = [&](const rpc::deliver_params& d) {
       first_id = d.delivery_id;
@@ -171,7 +171,7 @@ TEST_CASE("an unacknowledged delivery comes again to a new endpoint of the same 
     REQUIRE(serve_until(c, [&] { return parent.deliveries_refused() == 1; }));
   }  // the endpoint's connection closes
 
-  client c = connect_to(d);
+  connection c = connect_to(d);
   std::optional<rpc::deliver_params> again;
   parent_callbacks callbacks;
   callbacks.deliver = [&](const rpc::deliver_params& d) { again = d; };
@@ -184,7 +184,7 @@ TEST_CASE("an unacknowledged delivery comes again to a new endpoint of the same 
 
 TEST_CASE("daemon requests arriving while our own call waits are handled, not dropped") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   int usage_asked = 0;
   std::vector<std::string> delivered_children;
   parent_callbacks callbacks;
@@ -206,7 +206,7 @@ TEST_CASE("daemon requests arriving while our own call waits are handled, not dr
   // auto-delivers it to this very connection, mid-call.
   std::thread other([&d] {
     std::this_thread::sleep_for(milliseconds(200));
-    client worker = connect_to(d);
+    connection worker = connect_to(d);
     complete(worker, "p", "fast", "fast result");
   });
   rpc::wait_params w;
@@ -226,7 +226,7 @@ TEST_CASE("daemon requests arriving while our own call waits are handled, not dr
 
 TEST_CASE("serve_one returns false when nothing arrives in time") {
   test::daemon_process d;
-  client c = connect_to(d);
+  connection c = connect_to(d);
   parent_endpoint parent(c, "p", {});
   const auto started = std::chrono::steady_clock::now();
   CHECK_FALSE(c.serve_one(milliseconds(100)));

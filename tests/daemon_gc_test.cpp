@@ -70,14 +70,17 @@ json expect_request(raw_client& c, const std::string& method) {
 
 TEST_CASE("daemon/gc removes old unreferenced artifacts and stale temps, keeps those still in use") {
   daemon_process d({"--gc-max-age-days", "1", "--gc-keep-delivered-s", "0", "--gc-interval-s", "0"});
-  raw_client worker(d.socket()), parent(d.socket());
-  REQUIRE(parent.call("initialize", {{"parentId", "p"}, {"clientName", "gc-test"}})["result"]["parentId"] == "p");
+  raw_client worker(d.socket());
 
   // Consumed by a wait: its artifact is referenced by nothing any more (keep-delivered is 0).
   const std::string consumed_text = numbered_report(30000, 400, "consumed");
   const std::string consumed = complete(worker, "p", "consumed", consumed_text)["sha256"];
   json w = worker.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"consumed"}}, {"timeoutMs", 5000}});
   REQUIRE(w["result"]["sections"][0]["artifact"]["saved"] == true);
+
+  // The parent registers only now, so the wait above did not ask it for its context usage.
+  raw_client parent(d.socket());
+  REQUIRE(parent.call("initialize", {{"parentId", "p"}, {"clientName", "gc-test"}})["result"]["parentId"] == "p");
 
   // Sent in an auto-delivery the parent has not acknowledged: referenced.
   const std::string unacked = complete(worker, "p", "unacked", numbered_report(30000, 400, "unacked"))["sha256"];

@@ -52,12 +52,13 @@ std::vector<std::string> decode_chunked(std::string_view stream, std::size_t cap
 }
 
 std::string lsp(std::string_view body, std::string_view extra_headers = "") {
-  return "Content-Length: " + std::to_string(body.size()) + "\r\n" + std::string(extra_headers) + "\r\n" +
-         std::string(body);
+  return "Content-Length: " + std::to_string(body.size()) + "\r\n" + std::string(extra_headers) +
+         "\r\n" + std::string(body);
 }
 
 // Every chunking, including one byte at a time, gives the frames the whole stream gives.
-void check_any_chunking(std::string_view stream, std::size_t cap, const std::vector<std::string>& expected) {
+void check_any_chunking(std::string_view stream, std::size_t cap,
+                        const std::vector<std::string>& expected) {
   CHECK(decode_whole(stream, cap) == expected);
   std::mt19937 rng(12345);
   CHECK(decode_chunked(stream, cap, rng, 1) == expected);
@@ -74,13 +75,13 @@ void check_any_chunking(std::string_view stream, std::size_t cap, const std::vec
 
 TEST_CASE("framing: ndjson: frames end at newlines, CRLF and blank lines are handled") {
   const std::string stream =
-      "\n  \r\n"                     // blank lines before anything
+      "\n  \r\n"  // blank lines before anything
       "{\"a\":1}\n"
-      "{\"b\":2}\r\n"                 // CRLF: the '\r' is stripped
+      "{\"b\":2}\r\n"  // CRLF: the '\r' is stripped
       "\n"
-      " \t \r\n"                      // whitespace-only: skipped
-      "  {\"c\": \"x y\"}  \n"        // inner and surrounding spaces are kept (JSON ignores them)
-      "[1,2]\r\r\n";                  // only one trailing '\r' is stripped
+      " \t \r\n"                // whitespace-only: skipped
+      "  {\"c\": \"x y\"}  \n"  // inner and surrounding spaces are kept (JSON ignores them)
+      "[1,2]\r\r\n";            // only one trailing '\r' is stripped
   check_any_chunking(stream, 1024, {"{\"a\":1}", "{\"b\":2}", "  {\"c\": \"x y\"}  ", "[1,2]\r"});
 }
 
@@ -112,14 +113,14 @@ TEST_CASE("framing: ndjson: an incomplete last line is not a frame") {
   CHECK_FALSE(d.in_frame());
 }
 
-TEST_CASE("framing: ndjson: the cap is exact and an oversized line is skipped, then decoding resumes") {
+TEST_CASE("framing: ndjson: the cap is exact; an oversized line is skipped, decoding resumes") {
   const std::size_t cap = 10;
   const std::string stream =
-      "0123456789\n"        // exactly the cap: a frame
-      "0123456789\r\n"      // the cap plus the CR of CRLF: a frame
-      "0123456789A\n"       // one byte over: skipped, reported once
-      "{}\n"
-      + std::string(1000, 'x') + "\n"  // far over, arriving in many pieces
+      "0123456789\n"    // exactly the cap: a frame
+      "0123456789\r\n"  // the cap plus the CR of CRLF: a frame
+      "0123456789A\n"   // one byte over: skipped, reported once
+      "{}\n" +
+      std::string(1000, 'x') + "\n" +  // far over, arriving in many pieces
       "[]\n";
   check_any_chunking(stream, cap,
                      {"0123456789", "0123456789", "!oversized 11", "{}", "!oversized 1000", "[]"});
@@ -138,12 +139,13 @@ TEST_CASE("framing: ndjson: a 10 MB line never makes the decoder buffer more tha
   }
   CHECK(peak <= cap + 1);
   d.feed("tail\n{\"next\":true}\n");
-  CHECK(drain(d) == std::vector<std::string>{"!oversized " + std::to_string(10 * 1024 * 1024 + 4), "{\"next\":true}"});
+  CHECK(drain(d) == std::vector<std::string>{"!oversized " + std::to_string(10 * 1024 * 1024 + 4),
+                                             "{\"next\":true}"});
   CHECK(d.buffered_bytes() == 0);
   CHECK_FALSE(d.in_frame());
 }
 
-TEST_CASE("framing: ndjson: a large frame that fills the buffer is returned intact, and so is the next one") {
+TEST_CASE("framing: ndjson: a large frame that fills the buffer is returned intact") {
   std::string big(300 * 1024, 'b');
   big.front() = '"';
   big.back() = '"';
@@ -168,7 +170,8 @@ TEST_CASE("framing: ndjson: feeding one byte at a time stays linear") {
     d.feed(std::string_view(&c, 1));
     while (d.next()) ++frames;
   }
-  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(frames == 1);
   CHECK(seconds < 10.0);
 }
@@ -191,11 +194,12 @@ TEST_CASE("framing: ndjson: a decoder fed without draining keeps every frame") {
 }
 
 TEST_CASE("framing: content-length: frames, extra headers, case-insensitive names") {
-  const std::string stream = lsp("{\"a\":1}") +
-                             lsp("{\"b\":\n2}", "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n") +
-                             "content-type: x\r\nCONTENT-LENGTH:   2  \r\nX-Other: y\r\n\r\n[]" +
-                             "\r\n" +  // a stray line end between messages is tolerated
-                             lsp("");
+  const std::string stream =
+      lsp("{\"a\":1}") +
+      lsp("{\"b\":\n2}", "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n") +
+      "content-type: x\r\nCONTENT-LENGTH:   2  \r\nX-Other: y\r\n\r\n[]" +
+      "\r\n" +  // a stray line end between messages is tolerated
+      lsp("");
   check_any_chunking(stream, 1024, {"{\"a\":1}", "{\"b\":\n2}", "[]", ""});
   frame_decoder d(1024);
   d.feed(stream);
@@ -210,14 +214,15 @@ TEST_CASE("framing: content-length: the first header name is matched case-insens
   CHECK(d.mode() == framing::content_length);
 }
 
-TEST_CASE("framing: content-length: an oversized body is skipped and counted, then decoding resumes") {
+TEST_CASE("framing: content-length: an oversized body is skipped and counted, decoding resumes") {
   const std::size_t cap = 16;
   const std::string stream = lsp(std::string(16, 'a')) + lsp(std::string(17, 'b')) + lsp("{}") +
                              lsp(std::string(5000, 'c')) + lsp("[]");
-  check_any_chunking(stream, cap, {std::string(16, 'a'), "!oversized 17", "{}", "!oversized 5000", "[]"});
+  check_any_chunking(stream, cap,
+                     {std::string(16, 'a'), "!oversized 17", "{}", "!oversized 5000", "[]"});
 }
 
-TEST_CASE("framing: content-length: a 10 MB body never makes the decoder buffer more than cap + headers") {
+TEST_CASE("framing: content-length: a 10 MB body never makes the decoder buffer over the cap") {
   const std::size_t cap = 64 * 1024;
   const std::size_t body = 10 * 1024 * 1024;
   frame_decoder d(cap);
@@ -244,7 +249,7 @@ TEST_CASE("framing: content-length: a malformed header block throws") {
       "Content-Length: \r\n\r\n",
       "Content-Length: 1 2\r\n\r\n",
       "Content-Length: 99999999999999999999999\r\n\r\n",
-      "Content-Length: 2\n\n{}",                       // bare LF line ends
+      "Content-Length: 2\n\n{}",  // bare LF line ends
       "Content-Length: 2\r\nno colon here\r\n\r\n{}",
       "Content-Length: 2\r\nBad Name: x\r\n\r\n{}",
       "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
@@ -286,7 +291,10 @@ TEST_CASE("framing: encode_frame writes both framings, and the decoder reads the
     CHECK(decode_whole(stream, 1024) == std::vector<std::string>{payload, "{}"});
   }
   // Content-Length counts bytes, not characters.
-  CHECK(encode_frame("\"\xe4\xbd\xa0\"", framing::content_length) == "Content-Length: 5\r\n\r\n\"\xe4\xbd\xa0\"");
+  CHECK(encode_frame("\"\xe4\xbd\xa0\"", framing::content_length) ==
+        "Content-Length: 5\r\n\r\n\"\xe4\xbd\xa0\"");
 }
 
-TEST_CASE("framing: a zero frame cap is refused") { CHECK_THROWS_AS(frame_decoder(0), std::invalid_argument); }
+TEST_CASE("framing: a zero frame cap is refused") {
+  CHECK_THROWS_AS(frame_decoder(0), std::invalid_argument);
+}

@@ -43,9 +43,9 @@ TEST_CASE("jsonrpc: error codes are JSON-RPC's and handoff's documented ones") {
   CHECK(static_cast<int>(errc::method_not_found) == -32601);
   CHECK(static_cast<int>(errc::invalid_params) == -32602);
   CHECK(static_cast<int>(errc::internal_error) == -32603);
-  for (errc c : {errc::unknown_parent, errc::unknown_child, errc::frame_too_large, errc::too_many_connections,
-                 errc::storage_failed, errc::conflict, errc::not_found, errc::shutting_down,
-                 errc::request_timeout, errc::overloaded}) {
+  for (errc c : {errc::unknown_parent, errc::unknown_child, errc::frame_too_large,
+                 errc::too_many_connections, errc::storage_failed, errc::conflict, errc::not_found,
+                 errc::shutting_down, errc::request_timeout, errc::overloaded}) {
     CHECK(static_cast<int>(c) <= -32000);
     CHECK(static_cast<int>(c) >= -32099);
   }
@@ -59,7 +59,8 @@ TEST_CASE("jsonrpc: error codes are JSON-RPC's and handoff's documented ones") {
 }
 
 TEST_CASE("jsonrpc: requests, notifications and responses are told apart") {
-  auto req = parse_message(R"({"jsonrpc":"2.0","id":7,"method":"subagent/check","params":{"a":1}})");
+  auto req =
+      parse_message(R"({"jsonrpc":"2.0","id":7,"method":"subagent/check","params":{"a":1}})");
   CHECK(req.type == message::kind::request);
   CHECK(req.id == 7);
   CHECK(req.method == "subagent/check");
@@ -74,14 +75,16 @@ TEST_CASE("jsonrpc: requests, notifications and responses are told apart") {
   CHECK(null_id.type == message::kind::request);  // JSON-RPC: an id member makes it a request
   CHECK(null_id.id.is_null());
 
-  auto note = parse_message(R"({"jsonrpc":"2.0","method":"parent/state","params":{"state":"idle"}})");
+  auto note =
+      parse_message(R"({"jsonrpc":"2.0","method":"parent/state","params":{"state":"idle"}})");
   CHECK(note.type == message::kind::notification);
   CHECK(note.id.is_null());
   CHECK(note.params["state"] == "idle");
 
   auto no_params = parse_message(R"({"method":"daemon/status","jsonrpc":"2.0","id":1})");
   CHECK(no_params.params.is_null());
-  auto null_params = parse_message(R"({"jsonrpc":"2.0","id":1,"method":"daemon/status","params":null})");
+  auto null_params =
+      parse_message(R"({"jsonrpc":"2.0","id":1,"method":"daemon/status","params":null})");
   CHECK(null_params.type == message::kind::request);  // taken as absent
   CHECK(null_params.params.is_null());
 
@@ -96,28 +99,32 @@ TEST_CASE("jsonrpc: requests, notifications and responses are told apart") {
   CHECK(null_result.result.is_null());
   CHECK_FALSE(null_result.error);
 
-  auto failed = parse_message(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})");
+  auto failed = parse_message(
+      R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})");
   CHECK(failed.type == message::kind::response);
   REQUIRE(failed.error);
   CHECK((*failed.error)["code"] == -32700);
 }
 
 TEST_CASE("jsonrpc: unknown members are ignored and a duplicate key keeps the last value") {
-  auto m = parse_message(R"({"jsonrpc":"2.0","id":1,"id":2,"method":"a","method":"b","extra":{"x":[]}})");
+  auto m = parse_message(
+      R"({"jsonrpc":"2.0","id":1,"id":2,"method":"a","method":"b","extra":{"x":[]}})");
   CHECK(m.id == 2);
   CHECK(m.method == "b");
 }
 
 TEST_CASE("jsonrpc: text that is not JSON is a parse error that names the byte, not the input") {
-  for (const char* frame : {"", "{", "{\"jsonrpc\":\"2.0\",}", "{'a':1}", "nul", "{} x", "{\"a\":1}{\"b\":2}",
-                            "/* comment */ {}", "{\"a\":01}", "[1,]", "\"\\x\""}) {
+  for (const char* frame :
+       {"", "{", "{\"jsonrpc\":\"2.0\",}", "{'a':1}", "nul", "{} x", "{\"a\":1}{\"b\":2}",
+        "/* comment */ {}", "{\"a\":01}", "[1,]", "\"\\x\""}) {
     CAPTURE(frame);
     const auto e = error_of(frame);
     CHECK(e.code == errc::parse_error);
     CHECK(e.data.is_null());
     CHECK(std::string(e.what()).find("invalid JSON") == 0);
   }
-  CHECK(std::string(error_of("{} x").what()) == "invalid JSON at byte 4: invalid literal; expected end of input");
+  CHECK(std::string(error_of("{} x").what()) ==
+        "invalid JSON at byte 4: invalid literal; expected end of input");
   // A long bad token is not echoed back.
   const std::string long_bad = "{\"a\":\"" + std::string(1'000'000, 'a') + "\xff\"}";
   const auto e = error_of(long_bad);
@@ -128,16 +135,17 @@ TEST_CASE("jsonrpc: text that is not JSON is a parse error that names the byte, 
 
 TEST_CASE("jsonrpc: invalid UTF-8 anywhere is a parse error; valid UTF-8 is kept as is") {
   const char* const bad[] = {
-      "\xff",                  // never valid
-      "\xc0\xaf",              // overlong '/'
-      "\xed\xa0\x80",          // an encoded surrogate
-      "\xe4\xbd",              // truncated sequence
-      "\xf4\x90\x80\x80",      // above U+10FFFF
-      "\x80",                  // a lone continuation byte
-      "\\ud800",               // a lone surrogate escape
+      "\xff",              // never valid
+      "\xc0\xaf",          // overlong '/'
+      "\xed\xa0\x80",      // an encoded surrogate
+      "\xe4\xbd",          // truncated sequence
+      "\xf4\x90\x80\x80",  // above U+10FFFF
+      "\x80",              // a lone continuation byte
+      "\\ud800",           // a lone surrogate escape
   };
   for (const char* inner : bad) {
-    const std::string frame = std::string(R"({"jsonrpc":"2.0","method":"m","params":{"t":")") + inner + "\"}}";
+    const std::string frame =
+        std::string(R"({"jsonrpc":"2.0","method":"m","params":{"t":")") + inner + "\"}}";
     CAPTURE(frame);
     CHECK(error_of(frame).code == errc::parse_error);
   }
@@ -148,7 +156,8 @@ TEST_CASE("jsonrpc: invalid UTF-8 anywhere is a parse error; valid UTF-8 is kept
 }
 
 TEST_CASE("jsonrpc: nesting is capped while parsing, and 100k levels are refused at once") {
-  const std::string deep_arrays = R"({"jsonrpc":"2.0","method":"m","params":)" + std::string(100'000, '[');
+  const std::string deep_arrays =
+      R"({"jsonrpc":"2.0","method":"m","params":)" + std::string(100'000, '[');
   auto e = error_of(deep_arrays);
   CHECK(e.code == errc::parse_error);
   CHECK(std::string(e.what()) == "invalid JSON: nested deeper than 64 levels");
@@ -162,9 +171,11 @@ TEST_CASE("jsonrpc: nesting is capped while parsing, and 100k levels are refused
   // The cap counts the envelope: depth 1 is the message object itself.
   const parse_limits three{3};
   CHECK_NOTHROW(parse_message(R"({"jsonrpc":"2.0","method":"m","params":{"a":[1]}})", three));
-  CHECK(error_of(R"({"jsonrpc":"2.0","method":"m","params":{"a":[[1]]}})", three).code == errc::parse_error);
+  CHECK(error_of(R"({"jsonrpc":"2.0","method":"m","params":{"a":[[1]]}})", three).code ==
+        errc::parse_error);
   // Closing brackets give the depth back.
-  CHECK_NOTHROW(parse_message(R"({"jsonrpc":"2.0","method":"m","params":[[1],[2],{"b":3},[4]]})", three));
+  CHECK_NOTHROW(
+      parse_message(R"({"jsonrpc":"2.0","method":"m","params":[[1],[2],{"b":3},[4]]})", three));
 }
 
 TEST_CASE("jsonrpc: wide documents parse in linear time") {
@@ -174,16 +185,18 @@ TEST_CASE("jsonrpc: wide documents parse in linear time") {
   wide += "]}";
   const auto start = std::chrono::steady_clock::now();
   auto m = parse_message(wide);
-  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(m.params.size() == 300'000);
   CHECK(seconds < 5.0);
 }
 
 TEST_CASE("jsonrpc: numbers out of range and ids that are not strings or integers") {
   CHECK(error_of(R"({"jsonrpc":"2.0","method":"m","params":[1e400]})").code == errc::parse_error);
-  CHECK(std::string(error_of(R"({"jsonrpc":"2.0","method":"m","params":[-1e400]})").what()).find("number out of range") !=
-        std::string::npos);
-  CHECK_NOTHROW(parse_message(R"({"jsonrpc":"2.0","method":"m","params":[1e308, 123456789012345678901234567890]})"));
+  CHECK(std::string(error_of(R"({"jsonrpc":"2.0","method":"m","params":[-1e400]})").what())
+            .find("number out of range") != std::string::npos);
+  CHECK_NOTHROW(parse_message(
+      R"({"jsonrpc":"2.0","method":"m","params":[1e308, 123456789012345678901234567890]})"));
 
   CHECK(parse_message(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"m"})").id ==
         json(18446744073709551615ULL));
@@ -207,16 +220,22 @@ TEST_CASE("jsonrpc: messages that are JSON but not JSON-RPC 2.0 are invalid requ
       {R"({"jsonrpc":"1.0","id":1,"method":"m"})", "jsonrpc: expected \"2.0\""},
       {R"({"jsonrpc":2.0,"id":1,"method":"m"})", "jsonrpc: expected \"2.0\""},
       {R"({"jsonrpc":"2.0","id":1,"method":5})", "method: expected a string"},
-      {R"({"jsonrpc":"2.0","id":1,"method":"m","params":"x"})", "params: expected an object or an array"},
-      {R"({"jsonrpc":"2.0","id":1,"method":"m","params":true})", "params: expected an object or an array"},
-      {R"({"jsonrpc":"2.0","id":1,"method":"m","result":1})", "a request carries no result or error"},
-      {R"({"jsonrpc":"2.0","id":1})", "expected \"method\" (a request) or \"result\" or \"error\" (a response)"},
+      {R"({"jsonrpc":"2.0","id":1,"method":"m","params":"x"})",
+       "params: expected an object or an array"},
+      {R"({"jsonrpc":"2.0","id":1,"method":"m","params":true})",
+       "params: expected an object or an array"},
+      {R"({"jsonrpc":"2.0","id":1,"method":"m","result":1})",
+       "a request carries no result or error"},
+      {R"({"jsonrpc":"2.0","id":1})",
+       "expected \"method\" (a request) or \"result\" or \"error\" (a response)"},
       {R"({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}})",
        "a response carries result or error, not both"},
-      {R"({"jsonrpc":"2.0","id":1,"error":"boom"})", "error: expected {\"code\": integer, \"message\": string}"},
+      {R"({"jsonrpc":"2.0","id":1,"error":"boom"})",
+       "error: expected {\"code\": integer, \"message\": string}"},
       {R"({"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"x"}})",
        "error: expected {\"code\": integer, \"message\": string}"},
-      {R"({"jsonrpc":"2.0","id":1,"error":{"code":1}})", "error: expected {\"code\": integer, \"message\": string}"},
+      {R"({"jsonrpc":"2.0","id":1,"error":{"code":1}})",
+       "error: expected {\"code\": integer, \"message\": string}"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.frame);
@@ -249,12 +268,14 @@ TEST_CASE("jsonrpc: batches and bare values are refused") {
 TEST_CASE("jsonrpc: responses and errors have exactly the JSON-RPC 2.0 shape") {
   using handoff::rpc::make_error;
   using handoff::rpc::make_response;
-  CHECK(make_response(1, json{{"b", 2}, {"a", 1}}) == R"({"jsonrpc":"2.0","id":1,"result":{"a":1,"b":2}})");
+  CHECK(make_response(1, json{{"b", 2}, {"a", 1}}) ==
+        R"({"jsonrpc":"2.0","id":1,"result":{"a":1,"b":2}})");
   CHECK(make_response("x", nullptr) == R"({"jsonrpc":"2.0","id":"x","result":null})");
   CHECK(make_error(nullptr, errc::parse_error, "Parse error") ==
         R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})");
-  CHECK(make_error(7, errc::invalid_params, "parentId: required", json{{"field", "parentId"}}) ==
-        R"({"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"parentId: required","data":{"field":"parentId"}}})");
+  CHECK(
+      make_error(7, errc::invalid_params, "parentId: required", json{{"field", "parentId"}}) ==
+      R"({"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"parentId: required","data":{"field":"parentId"}}})");
   CHECK(make_error("q", errc::unknown_parent, "say \"hi\"\n") ==
         R"({"jsonrpc":"2.0","id":"q","error":{"code":-32001,"message":"say \"hi\"\n"}})");
 
@@ -271,7 +292,8 @@ TEST_CASE("jsonrpc: requests and notifications round-trip; null params are left 
   using handoff::rpc::make_request;
   CHECK(make_request(1, "context/usage", json{{"parentId", "p"}}) ==
         R"({"jsonrpc":"2.0","id":1,"method":"context/usage","params":{"parentId":"p"}})");
-  CHECK(make_request(2, "daemon/status", nullptr) == R"({"jsonrpc":"2.0","id":2,"method":"daemon/status"})");
+  CHECK(make_request(2, "daemon/status", nullptr) ==
+        R"({"jsonrpc":"2.0","id":2,"method":"daemon/status"})");
   CHECK(make_notification("parent/state", json{{"state", "idle"}}) ==
         R"({"jsonrpc":"2.0","method":"parent/state","params":{"state":"idle"}})");
   CHECK(make_notification("x", nullptr) == R"({"jsonrpc":"2.0","method":"x"})");

@@ -27,7 +27,8 @@ std::string problem(const std::function<void()>& decode) {
     CHECK(e.code == errc::invalid_params);
     CHECK(e.data.is_object());
     const std::string what = e.what();
-    CHECK(what.rfind(e.data.value("field", std::string("?")) + ": ", 0) == 0);  // data names the field too
+    CHECK(what.rfind(e.data.value("field", std::string("?")) + ": ", 0) ==
+          0);  // data names the field too
     return what;
   }
   FAIL("decoded without complaint");
@@ -40,8 +41,8 @@ std::string problem_of(Decode decode, json params) {
 }
 
 json good_completed() {
-  return {{"parentId", "p1"},   {"childId", "c1"},        {"title", "Review"},
-          {"status", "error"},  {"error", "exit 1"},      {"finalText", "line 1\nline 2"}};
+  return {{"parentId", "p1"},  {"childId", "c1"},   {"title", "Review"},
+          {"status", "error"}, {"error", "exit 1"}, {"finalText", "line 1\nline 2"}};
 }
 
 json good_usage() { return {{"tokens", 1200}, {"contextWindow", 200000}, {"percent", 0.6}}; }
@@ -63,7 +64,8 @@ rpc::batch_dto sample_batch() {
   unsaved.child_id = "c2";
   unsaved.status = "error";
   unsaved.error = "exit 2";
-  unsaved.artifact = rpc::artifact_dto{false, "", std::string(64, 'b'), "ENOSPC: no space left on device"};
+  unsaved.artifact =
+      rpc::artifact_dto{false, "", std::string(64, 'b'), "ENOSPC: no space left on device"};
   rpc::section_dto whole;
   whole.child_id = "c3";
   whole.title = "";
@@ -134,7 +136,8 @@ void check_same(const rpc::batch_dto& a, const rpc::batch_dto& b) {
 // ---- decoding params: good input ---------------------------------------------------------
 
 TEST_CASE("messages: each params decoder reads a good message") {
-  auto init = rpc::decode_initialize({{"protocolVersion", "1"}, {"clientName", "pi"}, {"parentId", "p1"}}, lim);
+  auto init = rpc::decode_initialize(
+      {{"protocolVersion", "1"}, {"clientName", "pi"}, {"parentId", "p1"}}, lim);
   CHECK(init.protocol_version == "1");
   CHECK(init.client_name == "pi");
   CHECK(init.parent_id == "p1");
@@ -144,7 +147,8 @@ TEST_CASE("messages: each params decoder reads a good message") {
   CHECK(started.child_id == "c1");
   CHECK(started.title == "T");
 
-  auto progress = rpc::decode_progress({{"parentId", "p1"}, {"childId", "c1"}, {"text", "reading"}}, lim);
+  auto progress =
+      rpc::decode_progress({{"parentId", "p1"}, {"childId", "c1"}, {"text", "reading"}}, lim);
   CHECK(progress.text == "reading");
 
   auto done = rpc::decode_completed(good_completed(), lim);
@@ -159,7 +163,8 @@ TEST_CASE("messages: each params decoder reads a good message") {
   CHECK(check.child_id == "c1");
 
   auto wait = rpc::decode_wait(
-      {{"parentId", "p1"}, {"childIds", {"a", "b"}}, {"timeoutMs", 5000}, {"usage", good_usage()}}, lim);
+      {{"parentId", "p1"}, {"childIds", {"a", "b"}}, {"timeoutMs", 5000}, {"usage", good_usage()}},
+      lim);
   CHECK(wait.child_ids == std::vector<std::string>{"a", "b"});
   CHECK(wait.timeout_ms == 5000);
   REQUIRE(wait.usage);
@@ -185,14 +190,18 @@ TEST_CASE("messages: optional fields take their defaults when absent or null") {
   CHECK_FALSE(rpc::decode_initialize({{"parentId", nullptr}}, lim).parent_id);
 
   CHECK(rpc::decode_started({{"parentId", "p"}, {"childId", "c"}}, lim).title.empty());
-  auto done = rpc::decode_completed({{"parentId", "p"}, {"childId", "c"}, {"status", "done"}, {"finalText", ""},
+  auto done = rpc::decode_completed({{"parentId", "p"},
+                                     {"childId", "c"},
+                                     {"status", "done"},
+                                     {"finalText", ""},
                                      {"error", nullptr}},
                                     lim);
   CHECK(done.title.empty());
   CHECK(done.error.empty());
   CHECK(done.final_text.empty());
 
-  auto wait = rpc::decode_wait({{"parentId", "p"}, {"childIds", {"c"}}, {"timeoutMs", nullptr}, {"usage", nullptr}}, lim);
+  auto wait = rpc::decode_wait(
+      {{"parentId", "p"}, {"childIds", {"c"}}, {"timeoutMs", nullptr}, {"usage", nullptr}}, lim);
   CHECK_FALSE(wait.timeout_ms);
   CHECK_FALSE(wait.usage);
 
@@ -214,9 +223,10 @@ TEST_CASE("messages: unknown members are ignored") {
 // ---- decoding params: each field named ---------------------------------------------------
 
 TEST_CASE("messages: a missing required field is named") {
-  const std::vector<std::pair<std::string, json>> required = {
-      {"parentId", good_completed()}, {"childId", good_completed()},
-      {"status", good_completed()},   {"finalText", good_completed()}};
+  const std::vector<std::pair<std::string, json>> required = {{"parentId", good_completed()},
+                                                              {"childId", good_completed()},
+                                                              {"status", good_completed()},
+                                                              {"finalText", good_completed()}};
   for (const auto& [field, base] : required) {
     json p = base;
     p.erase(field);
@@ -226,7 +236,8 @@ TEST_CASE("messages: a missing required field is named") {
   }
   CHECK(problem_of(rpc::decode_started, {{"childId", "c"}}) == "parentId: required");
   CHECK(problem_of(rpc::decode_started, {{"parentId", "p"}}) == "childId: required");
-  CHECK(problem_of(rpc::decode_progress, {{"parentId", "p"}, {"childId", "c"}}) == "text: required");
+  CHECK(problem_of(rpc::decode_progress, {{"parentId", "p"}, {"childId", "c"}}) ==
+        "text: required");
   CHECK(problem_of(rpc::decode_check, {{"parentId", "p"}}) == "childId: required");
   CHECK(problem_of(rpc::decode_wait, {{"parentId", "p"}}) == "childIds: required");
   CHECK(problem_of(rpc::decode_cancel, {{"childIds", {"c"}}}) == "parentId: required");
@@ -266,13 +277,16 @@ TEST_CASE("messages: a mistyped field is named with the type expected") {
   CHECK(wait_with("timeoutMs", 1.5) == "timeoutMs: expected an integer");
   CHECK(wait_with("usage", "full") == "usage: expected an object");
   CHECK(wait_with("usage", {{"contextWindow", "big"}}) == "usage.contextWindow: expected a number");
-  CHECK(wait_with("usage", {{"tokens", "many"}, {"contextWindow", 1}}) == "usage.tokens: expected a number");
+  CHECK(wait_with("usage", {{"tokens", "many"}, {"contextWindow", 1}}) ==
+        "usage.tokens: expected a number");
   CHECK(wait_with("usage", {{"tokens", 1}, {"contextWindow", 1}, {"percent", "5%"}}) ==
         "usage.percent: expected a number");
 
-  CHECK(problem_of(rpc::decode_artifact_read, {{"sha256", sha_a}, {"offset", "1"}}) == "offset: expected an integer");
+  CHECK(problem_of(rpc::decode_artifact_read, {{"sha256", sha_a}, {"offset", "1"}}) ==
+        "offset: expected an integer");
   CHECK(problem_of(rpc::decode_artifact_read, {{"sha256", 7}}) == "sha256: expected a string");
-  CHECK(problem_of(rpc::decode_initialize, {{"protocolVersion", 1}}) == "protocolVersion: expected a string");
+  CHECK(problem_of(rpc::decode_initialize, {{"protocolVersion", 1}}) ==
+        "protocolVersion: expected a string");
 }
 
 TEST_CASE("messages: ids are 1..max bytes without control characters") {
@@ -286,7 +300,8 @@ TEST_CASE("messages: ids are 1..max bytes without control characters") {
     CHECK(started_with(bad) == "childId: contains a control character");
   }
   const std::string longest(256, 'x');
-  CHECK(rpc::decode_started({{"parentId", longest}, {"childId", "\xe5\xad\x90 \xc2\xa9 ok"}}, lim).parent_id == longest);
+  CHECK(rpc::decode_started({{"parentId", longest}, {"childId", "\xe5\xad\x90 \xc2\xa9 ok"}}, lim)
+            .parent_id == longest);
   CHECK(problem_of(rpc::decode_initialize, {{"parentId", ""}}) == "parentId: must not be empty");
 }
 
@@ -317,8 +332,9 @@ TEST_CASE("messages: text fields are held to their caps") {
 
   const json progress = {{"parentId", "p"}, {"childId", "c"}, {"text", "1234567"}};
   CHECK(problem([&] { rpc::decode_progress(progress, small); }) == "text: longer than 6 bytes");
-  CHECK(problem([&] { rpc::decode_started({{"parentId", "p"}, {"childId", "c"}, {"title", "12345"}}, small); }) ==
-        "title: longer than 4 bytes");
+  CHECK(problem([&] {
+          rpc::decode_started({{"parentId", "p"}, {"childId", "c"}, {"title", "12345"}}, small);
+        }) == "title: longer than 4 bytes");
 }
 
 TEST_CASE("messages: closed sets of values are enforced") {
@@ -328,16 +344,20 @@ TEST_CASE("messages: closed sets of values are enforced") {
     CHECK(rpc::decode_completed(p, lim).status == s);
   }
   p["status"] = "finished";
-  CHECK(problem_of(rpc::decode_completed, p) == R"(status: expected one of "done", "error", "cancelled")");
+  CHECK(problem_of(rpc::decode_completed, p) ==
+        R"(status: expected one of "done", "error", "cancelled")");
   p["status"] = "DONE";
-  CHECK(problem_of(rpc::decode_completed, p) == R"(status: expected one of "done", "error", "cancelled")");
+  CHECK(problem_of(rpc::decode_completed, p) ==
+        R"(status: expected one of "done", "error", "cancelled")");
   CHECK(rpc::decode_parent_state({{"parentId", "p"}, {"state", "busy"}}, lim).state == "busy");
   CHECK(problem_of(rpc::decode_parent_state, {{"parentId", "p"}, {"state", "asleep"}}) ==
         R"(state: expected one of "busy", "idle")");
 }
 
 TEST_CASE("messages: childIds holds 1..64 unique ids") {
-  auto wait_ids = [](json ids) { return problem_of(rpc::decode_wait, {{"parentId", "p"}, {"childIds", ids}}); };
+  auto wait_ids = [](json ids) {
+    return problem_of(rpc::decode_wait, {{"parentId", "p"}, {"childIds", ids}});
+  };
   CHECK(wait_ids(json::array()) == "childIds: expected at least one id");
   json many = json::array();
   for (int i = 0; i < 64; ++i) many.push_back("c" + std::to_string(i));
@@ -345,7 +365,8 @@ TEST_CASE("messages: childIds holds 1..64 unique ids") {
   CHECK(rpc::decode_cancel({{"parentId", "p"}, {"childIds", many}}, lim).child_ids.size() == 64);
   many.push_back("c64");
   CHECK(wait_ids(many) == "childIds: more than 64 ids");
-  CHECK(problem_of(rpc::decode_cancel, {{"parentId", "p"}, {"childIds", many}}) == "childIds: more than 64 ids");
+  CHECK(problem_of(rpc::decode_cancel, {{"parentId", "p"}, {"childIds", many}}) ==
+        "childIds: more than 64 ids");
   CHECK(wait_ids({"a", "b", "a"}) == "childIds[2]: duplicate of childIds[0]");
   CHECK(wait_ids({"a", ""}) == "childIds[1]: must not be empty");
   CHECK(wait_ids({"a", "b\n"}) == "childIds[1]: contains a control character");
@@ -354,7 +375,8 @@ TEST_CASE("messages: childIds holds 1..64 unique ids") {
 
 TEST_CASE("messages: timeoutMs, offset and limit are integers in range") {
   auto timeout = [](json t) {
-    return rpc::decode_wait({{"parentId", "p"}, {"childIds", {"c"}}, {"timeoutMs", t}}, lim).timeout_ms;
+    return rpc::decode_wait({{"parentId", "p"}, {"childIds", {"c"}}, {"timeoutMs", t}}, lim)
+        .timeout_ms;
   };
   CHECK(timeout(0) == 0);
   CHECK(timeout(lim.max_timeout_ms) == lim.max_timeout_ms);
@@ -363,7 +385,8 @@ TEST_CASE("messages: timeoutMs, offset and limit are integers in range") {
   };
   CHECK(timeout_problem(-1) == "timeoutMs: must be between 0 and 86400000");
   CHECK(timeout_problem(lim.max_timeout_ms + 1) == "timeoutMs: must be between 0 and 86400000");
-  CHECK(timeout_problem(json(18446744073709551615ULL)) == "timeoutMs: must be between 0 and 86400000");
+  CHECK(timeout_problem(json(18446744073709551615ULL)) ==
+        "timeoutMs: must be between 0 and 86400000");
 
   auto read = [](json extra) {
     json p = {{"sha256", sha_a}};
@@ -378,7 +401,9 @@ TEST_CASE("messages: timeoutMs, offset and limit are integers in range") {
 }
 
 TEST_CASE("messages: sha256 is exactly 64 lowercase hex digits") {
-  auto bad = [](std::string sha) { return problem_of(rpc::decode_artifact_read, {{"sha256", sha}}); };
+  auto bad = [](std::string sha) {
+    return problem_of(rpc::decode_artifact_read, {{"sha256", sha}});
+  };
   const std::string expected = "sha256: expected 64 lowercase hex digits";
   CHECK(bad(std::string(64, 'A')) == expected);
   CHECK(bad(std::string(63, 'a')) == expected);
@@ -394,14 +419,16 @@ TEST_CASE("messages: sha256 is exactly 64 lowercase hex digits") {
 TEST_CASE("messages: usage accepts what Pi sends") {
   check_same(rpc::decode_usage(good_usage()), rpc::usage_dto{1200, 200000, 0.6});
   // After compaction Pi reports tokens and percent as null.
-  auto compacted = rpc::decode_usage({{"tokens", nullptr}, {"contextWindow", 200000}, {"percent", nullptr}});
+  auto compacted =
+      rpc::decode_usage({{"tokens", nullptr}, {"contextWindow", 200000}, {"percent", nullptr}});
   CHECK_FALSE(compacted.tokens);
   CHECK_FALSE(compacted.percent);
   CHECK(compacted.context_window == 200000);
   CHECK_FALSE(rpc::decode_usage({{"contextWindow", 1000}}).tokens);  // absent is null
   // Token counts are JavaScript numbers: a fraction is rounded down.
   CHECK(rpc::decode_usage({{"tokens", 1234.9}, {"contextWindow", 128000.0}}).tokens == 1234);
-  CHECK(rpc::decode_usage({{"tokens", 1234.9}, {"contextWindow", 128000.0}}).context_window == 128000);
+  CHECK(rpc::decode_usage({{"tokens", 1234.9}, {"contextWindow", 128000.0}}).context_window ==
+        128000);
   // A window of 0 or less is legal on the wire; the budget treats it as unknown.
   CHECK(rpc::decode_usage({{"tokens", 5}, {"contextWindow", 0}}).context_window == 0);
   CHECK(rpc::decode_usage({{"tokens", 5}, {"contextWindow", -1}}).context_window == -1);
@@ -412,9 +439,11 @@ TEST_CASE("messages: usage accepts what Pi sends") {
   CHECK(usage_problem({{"tokens", 1e300}, {"contextWindow", 1}}) == "usage.tokens: must be >= 0");
   CHECK(usage_problem({{"tokens", 1}}) == "usage.contextWindow: required");
   CHECK(usage_problem(nullptr) == "usage: expected an object");
-  CHECK(problem([] { rpc::decode_usage(json::array(), "result"); }) == "result: expected an object");
-  CHECK(problem([] { rpc::decode_usage({{"tokens", "x"}, {"contextWindow", 1}}, "result"); }) ==
-        "result.tokens: expected a number");
+  CHECK(problem([] { rpc::decode_usage(json::array(), "result"); }) ==
+        "result: expected an object");
+  CHECK(problem([] {
+          rpc::decode_usage({{"tokens", "x"}, {"contextWindow", 1}}, "result");
+        }) == "result.tokens: expected a number");
 }
 
 // ---- encoding: the exact wire form -------------------------------------------------------
@@ -428,12 +457,14 @@ TEST_CASE("messages: a batch is written with the documented camelCase names") {
     "text": "head\n[... middle omitted ...]\ntail", "truncated": true,
     "totalBytes": 36997, "totalLines": 422,
     "omitted": {"offset": 120, "limit": 250},
-    "artifact": {"saved": true, "path": "/tmp/store/)" + sha_a + R"(.txt", "sha256": ")" + sha_a + R"("}
+    "artifact": {"saved": true, "path": "/tmp/store/)" +
+                           sha_a + R"(.txt", "sha256": ")" + sha_a + R"("}
   })"));
   const json& unsaved = j["sections"][1];
   CHECK(unsaved["error"] == "exit 2");
-  CHECK(unsaved["artifact"] ==
-        json{{"saved", false}, {"sha256", std::string(64, 'b')}, {"reason", "ENOSPC: no space left on device"}});
+  CHECK(unsaved["artifact"] == json{{"saved", false},
+                                    {"sha256", std::string(64, 'b')},
+                                    {"reason", "ENOSPC: no space left on device"}});
   const json& whole = j["sections"][2];
   CHECK_FALSE(whole.contains("error"));  // no error: left out
   CHECK(whole["omitted"].is_null());
@@ -479,28 +510,34 @@ TEST_CASE("messages: results are written with the documented names") {
   running.state = "running";
   running.preview = "...last lines";
   running.preview_truncated = true;
-  CHECK(rpc::encode(running) == json::parse(R"({"childId":"c1","title":"T","state":"running","status":null,
+  CHECK(rpc::encode(running) ==
+        json::parse(R"({"childId":"c1","title":"T","state":"running","status":null,
       "preview":"...last lines","previewTruncated":true,"bytes":null,"lines":null})"));
 
   rpc::artifact_read_result page{"/s/x.txt", "a\nb", 3, 4, 10, false, 5};
-  CHECK(rpc::encode(page) == json::parse(R"({"path":"/s/x.txt","text":"a\nb","firstLine":3,"lastLine":4,
+  CHECK(rpc::encode(page) ==
+        json::parse(R"({"path":"/s/x.txt","text":"a\nb","firstLine":3,"lastLine":4,
       "totalLines":10,"cut":false,"nextOffset":5})"));
 
   rpc::initialize_result init{"1", "0.1.0", std::nullopt, "/a", json{{"maxFrameBytes", 1}}};
-  CHECK(rpc::encode(init) == json::parse(R"({"protocolVersion":"1","serverVersion":"0.1.0","parentId":null,
+  CHECK(rpc::encode(init) ==
+        json::parse(R"({"protocolVersion":"1","serverVersion":"0.1.0","parentId":null,
       "artifactDir":"/a","limits":{"maxFrameBytes":1}})"));
 }
 
 TEST_CASE("messages: params are written with the documented names, optional ones left out") {
-  CHECK(rpc::encode(rpc::wait_params{"p", {"a", "b"}, 100, rpc::usage_dto{std::nullopt, 1000, std::nullopt}}) ==
+  CHECK(rpc::encode(rpc::wait_params{
+            "p", {"a", "b"}, 100, rpc::usage_dto{std::nullopt, 1000, std::nullopt}}) ==
         json::parse(R"({"parentId":"p","childIds":["a","b"],"timeoutMs":100,
             "usage":{"tokens":null,"contextWindow":1000,"percent":null}})"));
   CHECK(rpc::encode(rpc::wait_params{"p", {"a"}, std::nullopt, std::nullopt}) ==
         json::parse(R"({"parentId":"p","childIds":["a"]})"));
   CHECK(rpc::encode(rpc::completed_params{"p", "c", "", "done", "", "x"}) ==
         json::parse(R"({"parentId":"p","childId":"c","status":"done","finalText":"x"})"));
-  CHECK(rpc::encode(rpc::initialize_params{"", "", std::nullopt}) == json{{"protocolVersion", "1"}});
-  CHECK(rpc::encode(rpc::artifact_read_params{sha_a, 1, std::nullopt}) == json{{"sha256", sha_a}, {"offset", 1}});
+  CHECK(rpc::encode(rpc::initialize_params{"", "", std::nullopt}) ==
+        json{{"protocolVersion", "1"}});
+  CHECK(rpc::encode(rpc::artifact_read_params{sha_a, 1, std::nullopt}) ==
+        json{{"sha256", sha_a}, {"offset", 1}});
   CHECK(rpc::encode(rpc::usage_request_params{"p"}) == json{{"parentId", "p"}});
 }
 
@@ -517,7 +554,8 @@ TEST_CASE("messages: params round-trip from client encoders to daemon decoders")
   auto progress = rpc::decode_progress(rpc::encode(rpc::progress_params{"p", "c", "step 3"}), lim);
   CHECK(progress.text == "step 3");
 
-  const rpc::completed_params done{"p", "c", "T", "cancelled", "killed", "\xe4\xbd\xa0\n\xf0\x9f\x98\x80"};
+  const rpc::completed_params done{"p",         "c",      "T",
+                                   "cancelled", "killed", "\xe4\xbd\xa0\n\xf0\x9f\x98\x80"};
   auto done_back = rpc::decode_completed(rpc::encode(done), lim);
   CHECK(done_back.title == done.title);
   CHECK(done_back.status == done.status);
@@ -535,7 +573,8 @@ TEST_CASE("messages: params round-trip from client encoders to daemon decoders")
 
   CHECK(rpc::decode_cancel(rpc::encode(rpc::cancel_params{"p", {"x", "y"}}), lim).child_ids ==
         std::vector<std::string>{"x", "y"});
-  CHECK(rpc::decode_parent_state(rpc::encode(rpc::parent_state_params{"p", "busy"}), lim).state == "busy");
+  CHECK(rpc::decode_parent_state(rpc::encode(rpc::parent_state_params{"p", "busy"}), lim).state ==
+        "busy");
   auto read = rpc::decode_artifact_read(rpc::encode(rpc::artifact_read_params{sha_a, 7, 3}), lim);
   CHECK(read.offset == 7);
   CHECK(read.limit == 3);
@@ -543,19 +582,23 @@ TEST_CASE("messages: params round-trip from client encoders to daemon decoders")
 }
 
 TEST_CASE("messages: results round-trip from daemon encoders to client decoders") {
-  const rpc::initialize_result init{"1", "0.1.0", "p1", "/home/u/.pi/agent/cache", json{{"maxDepth", 64}}};
+  const rpc::initialize_result init{"1", "0.1.0", "p1", "/home/u/.pi/agent/cache",
+                                    json{{"maxDepth", 64}}};
   auto init_back = rpc::decode_initialize_result(rpc::encode(init));
   CHECK(init_back.protocol_version == "1");
   CHECK(init_back.server_version == "0.1.0");
   CHECK(init_back.parent_id == "p1");
   CHECK(init_back.artifact_dir == init.artifact_dir);
   CHECK(init_back.limits == init.limits);
-  CHECK_FALSE(rpc::decode_initialize_result(rpc::encode(rpc::initialize_result{"1", "v", std::nullopt, "/a", {}}))
+  CHECK_FALSE(rpc::decode_initialize_result(
+                  rpc::encode(rpc::initialize_result{"1", "v", std::nullopt, "/a", {}}))
                   .parent_id);
 
-  CHECK(rpc::decode_started_result(rpc::encode(rpc::started_result{"completed"})).state == "completed");
+  CHECK(rpc::decode_started_result(rpc::encode(rpc::started_result{"completed"})).state ==
+        "completed");
 
-  auto done = rpc::decode_completed_result(rpc::encode(rpc::completed_result{true, sha_a, 36997, 422}));
+  auto done =
+      rpc::decode_completed_result(rpc::encode(rpc::completed_result{true, sha_a, 36997, 422}));
   CHECK(done.duplicate);
   CHECK(done.sha256 == sha_a);
   CHECK(done.bytes == 36997);
@@ -570,7 +613,8 @@ TEST_CASE("messages: results round-trip from daemon encoders to client decoders"
   CHECK(check_back.preview_truncated);
   CHECK(check_back.bytes == 100);
   CHECK(check_back.lines == 5);
-  auto running_back = rpc::decode_check_result(rpc::encode(rpc::check_result{"c", "", "running", "", "", "", false, {}, {}}));
+  auto running_back = rpc::decode_check_result(
+      rpc::encode(rpc::check_result{"c", "", "running", "", "", "", false, {}, {}}));
   CHECK(running_back.status.empty());
   CHECK_FALSE(running_back.bytes);
 
@@ -593,7 +637,8 @@ TEST_CASE("messages: results round-trip from daemon encoders to client decoders"
   CHECK(page_back.total_lines == 422);
   CHECK(page_back.cut);
   CHECK(page_back.next_offset == 122);
-  CHECK_FALSE(rpc::decode_artifact_read_result(rpc::encode(rpc::artifact_read_result{"/p", "", 1, 1, 1, false, {}}))
+  CHECK_FALSE(rpc::decode_artifact_read_result(
+                  rpc::encode(rpc::artifact_read_result{"/p", "", 1, 1, 1, false, {}}))
                   .next_offset);
 
   const rpc::deliver_params deliver{"p1", "d-7", sample_batch()};
@@ -619,20 +664,25 @@ TEST_CASE("messages: client-side decoders name the field too") {
 
   json batch = rpc::encode(sample_batch());
   batch["budget"]["usage"]["contextWindow"] = "wide";
-  CHECK(problem([&] { rpc::decode_batch(batch); }) == "budget.usage.contextWindow: expected a number");
+  CHECK(problem([&] { rpc::decode_batch(batch); }) ==
+        "budget.usage.contextWindow: expected a number");
   batch = rpc::encode(sample_batch());
   batch["sections"][0]["omitted"]["offset"] = -1;
   CHECK(problem([&] { rpc::decode_batch(batch); }) == "sections[0].omitted.offset: must be >= 0");
   batch = rpc::encode(sample_batch());
   batch["sections"][2]["truncated"] = "no";
-  CHECK(problem([&] { rpc::decode_batch(batch); }) == "sections[2].truncated: expected true or false");
+  CHECK(problem([&] { rpc::decode_batch(batch); }) ==
+        "sections[2].truncated: expected true or false");
 
   json deliver = rpc::encode(rpc::deliver_params{"p", "d", sample_batch()});
   deliver.erase("deliveryId");
   CHECK(problem([&] { rpc::decode_deliver(deliver); }) == "deliveryId: required");
   CHECK(problem([] { rpc::decode_deliver(json::array()); }) == "params: expected an object");
   CHECK(problem([] { rpc::decode_completed_result("ok"); }) == "result: expected an object");
-  CHECK(problem([] { rpc::decode_cancel_result({{"cancelled", {"a", 1}}, {"consumed", 0}}); }) ==
-        "cancelled[1]: expected a string");
-  CHECK(problem([] { rpc::decode_section({{"childId", 1}}); }) == "section.childId: expected a string");
+  CHECK(problem([] {
+          rpc::decode_cancel_result({{"cancelled", {"a", 1}}, {"consumed", 0}});
+        }) == "cancelled[1]: expected a string");
+  CHECK(problem([] {
+          rpc::decode_section({{"childId", 1}});
+        }) == "section.childId: expected a string");
 }

@@ -137,7 +137,7 @@ TEST_CASE("queue files are private: 0700 directories, 0600 files, no client stri
   CHECK(q.queue.text_path(held.sha256) == dir / "texts" / (held.sha256 + ".txt"));
 }
 
-TEST_CASE("a resend is idempotent; another text for the same child is a conflict") {
+TEST_CASE("a resend is idempotent, and another text for the same child is a conflict") {
   temp_dir tmp;
   const fs::path dir = tmp.path() / "queue";
   const completion c = make_completion("p", "c");

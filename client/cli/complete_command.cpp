@@ -60,7 +60,7 @@ int run_complete(const daemon_options& daemon, complete_options& options) {
   std::optional<std::string> text = read_input(options.input);
   if (!text) return exit_failure;
   options.params.final_text = std::move(*text);
-  return with_client("complete", daemon, [&](client::client& c, const rpc::initialize_result&) {
+  return with_client("complete", daemon, [&](client::connection& c, const rpc::initialize_result&) {
     const rpc::completed_result result = c.completed(options.params);
     const bool ok = options.json ? print_json("complete", rpc::encode(result))
                                  : print("complete", render(options.params, result));

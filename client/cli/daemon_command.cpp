@@ -43,11 +43,11 @@ CLI::App* add_daemon_subcommand(CLI::App& app, const std::string& name, const st
 }
 
 int with_connection(std::string_view name, const daemon_options& options,
-                    const std::function<int(client::client&)>& body) {
+                    const std::function<int(client::connection&)>& body) {
   try {
     client::options settings;
     settings.socket = options.socket;
-    client::client c(settings);
+    client::connection c(settings);
     return body(c);
   } catch (const client::client_error& e) {
     report(name, describe(e));
@@ -59,7 +59,7 @@ int with_connection(std::string_view name, const daemon_options& options,
 }
 
 int with_client(std::string_view name, const daemon_options& options, const session_body& body) {
-  return with_connection(name, options, [&body](client::client& c) {
+  return with_connection(name, options, [&body](client::connection& c) {
     rpc::initialize_params hello;
     hello.client_name = "handoff-cli";
     const rpc::initialize_result server = c.initialize(hello);

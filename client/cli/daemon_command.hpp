@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
-#include "handoff/client.hpp"
+#include "handoff/connection.hpp"
 
 namespace CLI {
 class App;
@@ -41,11 +41,11 @@ CLI::App* add_daemon_subcommand(CLI::App& app, const std::string& name, const st
 // printed to stderr as "handoff <name>: <why>" and becomes the exit status: 3 when no daemon
 // runs at the socket, 1 otherwise.
 int with_connection(std::string_view name, const daemon_options& options,
-                    const std::function<int(client::client&)>& body);
+                    const std::function<int(client::connection&)>& body);
 
 // The same, after initializing as a plain client; `body` also gets the daemon's answer to
 // initialize, for commands that check a limit before sending.
-using session_body = std::function<int(client::client&, const rpc::initialize_result&)>;
+using session_body = std::function<int(client::connection&, const rpc::initialize_result&)>;
 int with_client(std::string_view name, const daemon_options& options, const session_body& body);
 
 // Prints to stderr: "handoff <name>: <what>" (errors, and notes that are not output).

@@ -14,7 +14,7 @@ namespace handoff::cli {
 namespace {
 
 int run_progress(const daemon_options& daemon, const rpc::progress_params& params) {
-  return with_client("progress", daemon, [&](client::client& c, const rpc::initialize_result& server) {
+  return with_client("progress", daemon, [&](client::connection& c, const rpc::initialize_result& server) {
     const auto max_bytes = server.limits.value("maxProgressBytes", rpc::wire_limits{}.max_progress_bytes);
     if (params.text.size() > max_bytes) {
       report("progress", "TEXT is " + std::to_string(params.text.size()) + " bytes; handoffd takes at most " +

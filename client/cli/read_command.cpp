@@ -35,7 +35,7 @@ const CLI::Validator sha256_hex(
     "SHA256");
 
 int run_read(const daemon_options& daemon, const read_options& options) {
-  return with_client("read", daemon, [&](client::client& c, const rpc::initialize_result&) {
+  return with_client("read", daemon, [&](client::connection& c, const rpc::initialize_result&) {
     const rpc::artifact_read_result result = c.read_artifact(options.params);
     if (options.json) return print_json("read", rpc::encode(result)) ? exit_ok : exit_failure;
     if (!print("read", result.text)) return exit_failure;

@@ -71,7 +71,7 @@ std::string render(const nlohmann::json& s, const std::string& socket) {
 }
 
 int run_status(const daemon_options& daemon, const status_options& options) {
-  return with_client("status", daemon, [&](client::client& c, const rpc::initialize_result&) {
+  return with_client("status", daemon, [&](client::connection& c, const rpc::initialize_result&) {
     const nlohmann::json status = c.daemon_status();
     const bool ok = options.json ? print_json("status", status) : print("status", render(status, c.socket_path()));
     return ok ? exit_ok : exit_failure;

@@ -32,7 +32,7 @@ std::string join(const std::vector<std::string>& ids) {
 
 int run_wait(const daemon_options& daemon, wait_options& options) {
   options.params.usage = usage_from(options.usage);
-  return with_client("wait", daemon, [&](client::client& c, const rpc::initialize_result&) {
+  return with_client("wait", daemon, [&](client::connection& c, const rpc::initialize_result&) {
     const rpc::wait_result result = c.wait(options.params);
     const bool ok = options.json ? print_json("wait", rpc::encode(result)) : print("wait", result.batch.text);
     if (!ok) return exit_failure;

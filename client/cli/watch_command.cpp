@@ -50,7 +50,7 @@ std::string render(const rpc::deliver_params& d, bool json) {
 
 int run_watch(const daemon_options& daemon, const watch_options& options) {
   const std::optional<rpc::usage_dto> usage = usage_from(options.usage);
-  return with_connection("watch", daemon, [&](client::client& c) {
+  return with_connection("watch", daemon, [&](client::connection& c) {
     bool output_broken = false;
     client::parent_callbacks callbacks;
     callbacks.usage = [usage] { return usage; };

@@ -5,6 +5,8 @@
 // planted at the directory's or a file's name is never followed. Publishing is atomic and never
 // overwrites: O_TMPFILE (or an O_EXCL temp), fsync, linkat, fsync of the directory. An existing
 // file is reused only after its content is verified.
+// Thread-safe: save() and open() touch no shared state but the directory fd, and concurrent
+// saves of one text settle on one file (the loser of the link race verifies the winner's).
 #pragma once
 
 #include <cstddef>

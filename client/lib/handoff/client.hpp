@@ -1,130 +1,23 @@
-// handoff's C++ client: one connection to handoffd, synchronous calls with typed params and
-// results (protocol/messages.hpp), and handlers for the requests the daemon sends back.
+// handoff's C++ client library: everything a harness or script needs to talk to handoffd.
 //
-//   handoff::client::client c;                    // $HANDOFF_SOCKET or the default socket
+//   #include "handoff/client.hpp"
+//   namespace hc = handoff::client;
+//
+//   hc::connection c;                         // $HANDOFF_SOCKET, else the default socket
 //   c.initialize();
-//   auto done = c.completed({.parent_id = "p", .child_id = "c1", .status = "done", .final_text = text});
-//   auto batch = c.wait({.parent_id = "p", .child_ids = {"c1"}});
-//   std::cout << batch.batch.text;                // what the parent model should read
+//   handoff::rpc::completed_params done;
+//   done.parent_id = "session-42";
+//   done.child_id = "refactor";
+//   done.status = "done";
+//   done.final_text = final_text;             // any length; durable once completed() returns
+//   c.completed(done);
+//   auto r = c.wait({.parent_id = "session-42", .child_ids = {"refactor"}});
+//   std::cout << r.batch.text;                // what the parent model should read
 //
-// Every failure is a client_error (client_error.hpp), except one: params holding a string that
-// is not valid UTF-8 throw std::invalid_argument before anything is sent (JSON cannot carry
-// such bytes, and the client does not alter a final text behind its caller's back). A client is not thread-safe: use it from
-// one thread at a time. It speaks newline-delimited JSON.
-//
-// Requests from the daemon (context/usage, parent/deliver; see parent_endpoint.hpp) may arrive
-// at any time, also while a call waits for its own reply. They are handled as they arrive, on
-// the calling thread, inside whichever call is reading then (or in serve_one()): answering
-// context/usage promptly matters, because the daemon waits only about 2 s for it. A handler
-// may itself make calls on the client.
+// connection.hpp: calls, and the daemon's requests; parent_endpoint.hpp: acting as a parent's
+// endpoint (usage answers, auto-deliveries); client_error.hpp: what can go wrong.
 #pragma once
 
-#include <chrono>
-#include <cstddef>
-#include <cstdint>
-#include <filesystem>
-#include <functional>
-#include <map>
-#include <optional>
-#include <set>
-#include <string>
-#include <string_view>
-
-#include <nlohmann/json.hpp>
-
-#include "handoff/client_error.hpp"
-#include "handoff/unix_stream.hpp"
-#include "protocol/framing.hpp"
-#include "protocol/jsonrpc.hpp"
-#include "protocol/messages.hpp"
-
-namespace handoff::client {
-
-using std::chrono::milliseconds;
-
-// The socket handoffd listens on unless told otherwise: $HANDOFF_SOCKET when set, else
-// $XDG_RUNTIME_DIR/handoff/handoffd.sock. Throws client_error{daemon_absent} when neither is set.
-std::filesystem::path default_socket_path();
-
-struct options {
-  std::filesystem::path socket;            // empty: default_socket_path()
-  milliseconds call_timeout{30'000};       // how long a call waits for its reply; subagent/wait
-                                           // waits its timeoutMs plus this, or for ever without one
-  std::size_t max_frame_bytes = 64 << 20;  // largest message accepted from the daemon, bytes
-};
-
-// Answers one daemon -> client request: returns the result, or throws. An rpc::rpc_error is
-// sent back with its code; any other exception as internal_error with its what().
-using request_handler = std::function<nlohmann::json(const nlohmann::json& params)>;
-
-class client {
- public:
-  // Connects (no message is sent yet). Throws client_error: daemon_absent, refused, io.
-  explicit client(options opts = {});
-  client(client&&) noexcept = default;
-  client& operator=(client&&) noexcept = default;
-
-  // ---- design.md section 5, client -> daemon ----
-  // Checks that the daemon speaks our protocol version (protocol error otherwise). With a
-  // parentId the connection becomes that parent's endpoint: use parent_endpoint for that.
-  rpc::initialize_result initialize(const rpc::initialize_params& params = {});
-  rpc::started_result started(const rpc::started_params& params);
-  // A notification: the daemon does not answer, so a rejected one is not reported.
-  void progress(const rpc::progress_params& params);
-  // Durable once this returns.
-  rpc::completed_result completed(const rpc::completed_params& params);
-  rpc::check_result check(const rpc::check_params& params);
-  rpc::wait_result wait(const rpc::wait_params& params);
-  rpc::cancel_result cancel(const rpc::cancel_params& params);
-  // A notification ("busy" | "idle"); idle lets the daemon auto-deliver to the endpoint.
-  void parent_state(const rpc::parent_state_params& params);
-  rpc::artifact_read_result read_artifact(const rpc::artifact_read_params& params);
-  // daemon/status: free-form counters (docs/protocol.md).
-  nlohmann::json daemon_status();
-
-  // ---- untyped access ----
-  // Sends a request and returns its result. Throws client_error: rpc for an error reply,
-  // timeout when none came within `timeout` (nullopt: wait for ever), refused when the daemon
-  // closed the connection, protocol for a malformed message.
-  nlohmann::json call(std::string_view method, const nlohmann::json& params, std::optional<milliseconds> timeout);
-  nlohmann::json call(std::string_view method, const nlohmann::json& params) {
-    return call(method, params, options_.call_timeout);
-  }
-  void notify(std::string_view method, const nlohmann::json& params);
-
-  // ---- daemon -> client requests ----
-  // Installs (or, with an empty handler, removes) the handler of `method`. Requests without a
-  // handler are answered with method_not_found.
-  void on_request(const std::string& method, request_handler handler);
-  // Waits up to `timeout` (nullopt: for ever) for daemon requests and handles them. True once
-  // one was handled, false when the timeout passed with none. Throws refused when the daemon
-  // closed the connection.
-  bool serve_one(std::optional<milliseconds> timeout);
-
-  const std::filesystem::path& socket_path() const noexcept { return stream_.path(); }
-  const options& settings() const noexcept { return options_; }
-
- private:
-  // The next message from the daemon, or nullopt at the deadline.
-  std::optional<rpc::message> next_message(deadline until);
-  // A response is filed for its call (or dropped if nobody waits for it any more); a request
-  // is answered; a notification is ignored (the daemon sends none today).
-  void handle(rpc::message message);
-  void answer(const rpc::message& request);
-  void send(const std::string& payload);
-  void write_frame(std::string_view payload, deadline until);
-  [[noreturn]] void connection_closed(std::string_view during) const;
-  // Handles what the daemon sent before it closed the connection; throws its error, if any.
-  void read_last_words();
-
-  options options_;
-  unix_stream stream_;
-  rpc::frame_decoder decoder_;
-  std::int64_t next_id_ = 1;
-  std::set<std::int64_t> awaiting_;                // ids of calls in progress (nested by handlers)
-  std::map<std::int64_t, rpc::message> replies_;   // replies read for a call not yet resumed
-  std::map<std::string, request_handler, std::less<>> handlers_;
-  std::size_t handled_ = 0;                        // daemon requests answered so far
-};
-
-}  // namespace handoff::client
+#include "handoff/client_error.hpp"    // IWYU pragma: export
+#include "handoff/connection.hpp"      // IWYU pragma: export
+#include "handoff/parent_endpoint.hpp" // IWYU pragma: export

@@ -10,32 +10,32 @@ constexpr const char* deliver_method = "parent/deliver";
 
 }  // namespace
 
-parent_endpoint::parent_endpoint(client& c, std::string parent_id, parent_callbacks callbacks,
+parent_endpoint::parent_endpoint(connection& c, std::string parent_id, parent_callbacks callbacks,
                                  std::string client_name)
-    : client_(c), parent_id_(std::move(parent_id)), callbacks_(std::move(callbacks)) {
+    : connection_(c), parent_id_(std::move(parent_id)), callbacks_(std::move(callbacks)) {
   // Handlers first: a resent delivery may follow the initialize reply at once.
-  client_.on_request(usage_method, [this](const nlohmann::json& params) { return answer_usage(params); });
-  client_.on_request(deliver_method, [this](const nlohmann::json& params) { return answer_deliver(params); });
+  connection_.on_request(usage_method, [this](const nlohmann::json& params) { return answer_usage(params); });
+  connection_.on_request(deliver_method, [this](const nlohmann::json& params) { return answer_deliver(params); });
   rpc::initialize_params params;
   params.client_name = std::move(client_name);
   params.parent_id = parent_id_;
   try {
-    registration_ = client_.initialize(params);
+    registration_ = connection_.initialize(params);
   } catch (...) {
-    client_.on_request(usage_method, nullptr);
-    client_.on_request(deliver_method, nullptr);
+    connection_.on_request(usage_method, nullptr);
+    connection_.on_request(deliver_method, nullptr);
     throw;
   }
 }
 
 parent_endpoint::~parent_endpoint() {
-  client_.on_request(usage_method, nullptr);
-  client_.on_request(deliver_method, nullptr);
+  connection_.on_request(usage_method, nullptr);
+  connection_.on_request(deliver_method, nullptr);
 }
 
-void parent_endpoint::report_idle() { client_.parent_state(rpc::parent_state_params{parent_id_, "idle"}); }
+void parent_endpoint::report_idle() { connection_.parent_state(rpc::parent_state_params{parent_id_, "idle"}); }
 
-void parent_endpoint::report_busy() { client_.parent_state(rpc::parent_state_params{parent_id_, "busy"}); }
+void parent_endpoint::report_busy() { connection_.parent_state(rpc::parent_state_params{parent_id_, "busy"}); }
 
 nlohmann::json parent_endpoint::answer_usage(const nlohmann::json&) {
   if (!callbacks_.usage) return nullptr;

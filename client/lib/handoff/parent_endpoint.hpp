@@ -1,7 +1,7 @@
 // A parent's endpoint: the connection through which handoffd asks the parent for its context
 // usage (context/usage) and hands it auto-delivered batches (parent/deliver).
 //
-//   handoff::client::client c;
+//   handoff::client::connection c;
 //   handoff::client::parent_endpoint parent(c, "session-42", {
 //       .usage = [] { return std::optional<handoff::rpc::usage_dto>(); },  // unknown
 //       .deliver = [](const handoff::rpc::deliver_params& d) { show(d.batch.text); },
@@ -9,8 +9,8 @@
 //   parent.report_idle();
 //   for (;;) c.serve_one(std::nullopt);
 //
-// Callbacks run on the thread that reads the client: in serve_one(), or inside any call made on
-// the client when a request arrives meanwhile.
+// Callbacks run on the thread that reads the connection: in serve_one(), or inside any call
+// made on it when a request arrives meanwhile.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "handoff/client.hpp"
+#include "handoff/connection.hpp"
 #include "protocol/messages.hpp"
 
 namespace handoff::client {
@@ -39,7 +39,7 @@ class parent_endpoint {
   // Installs the callbacks on `c`, then registers `c` as `parent_id`'s endpoint (initialize with
   // parentId). The daemon answers first and then resends any delivery never acknowledged.
   // `c` must outlive this object; the destructor removes the callbacks.
-  parent_endpoint(client& c, std::string parent_id, parent_callbacks callbacks,
+  parent_endpoint(connection& c, std::string parent_id, parent_callbacks callbacks,
                   std::string client_name = "handoff-cpp");
   ~parent_endpoint();
   parent_endpoint(const parent_endpoint&) = delete;
@@ -60,7 +60,7 @@ class parent_endpoint {
   nlohmann::json answer_usage(const nlohmann::json& params);
   nlohmann::json answer_deliver(const nlohmann::json& params);
 
-  client& client_;
+  connection& connection_;
   std::string parent_id_;
   parent_callbacks callbacks_;
   rpc::initialize_result registration_;

@@ -95,8 +95,14 @@ export interface CallOptions {
 /** Extra time a wait's reply may take past its own timeoutMs before the client gives up, ms. */
 export const WAIT_GRACE_MS = 15_000;
 
+/** An installed, initialized connection. */
+interface Live {
+  peer: JsonRpcPeer;
+  info: InitializeResult;
+}
+
 interface ConnectionWaiter {
-  resolve: (peer: JsonRpcPeer) => void;
+  resolve: (live: Live) => void;
   reject: (error: HandoffError) => void;
 }
 
@@ -112,9 +118,9 @@ export class HandoffClient {
   private readonly sideConnections = new Set<JsonRpcPeer>();
   private readonly stopSleeping = new AbortController();
 
-  private peer: JsonRpcPeer | undefined;
-  private connecting: Promise<InitializeResult> | undefined;
-  private info: InitializeResult | undefined;
+  private live: Live | undefined;
+  private connecting: Promise<Live> | undefined;
+  private lastInfo: InitializeResult | undefined;
   private everConnected = false;
   private connectedAt = 0;
   private running = false;  // losses and failures lead to new attempts
@@ -144,12 +150,12 @@ export class HandoffClient {
 
   /** True while a connection is up and initialized. */
   get connected(): boolean {
-    return this.peer !== undefined;
+    return this.live !== undefined;
   }
 
   /** The daemon's `initialize` answer on the current (or last) connection. */
   get serverInfo(): InitializeResult | undefined {
-    return this.info;
+    return this.lastInfo;
   }
 
   /** Subscribes to connection events; returns the unsubscribe function. */
@@ -165,12 +171,9 @@ export class HandoffClient {
    */
   async connect(): Promise<InitializeResult> {
     if (this.ownerClosed) throw this.closedError("connect");
-    if (this.peer && this.info) return this.info;
-    if (this.running) {
-      await this.whenConnected("connect", this.requestTimeoutMs, undefined);
-      return this.info!;
-    }
-    const info = await this.attempt();
+    if (this.live) return this.live.info;
+    if (this.running) return (await this.whenConnected("connect", this.requestTimeoutMs, undefined)).info;
+    const { info } = await this.attempt();
     this.running = true;
     return info;
   }
@@ -185,8 +188,7 @@ export class HandoffClient {
 
   /** Resolves once connected (at most `timeoutMs`); rejects "not-connected" or "closed". */
   async ready(timeoutMs = this.requestTimeoutMs): Promise<InitializeResult> {
-    await this.whenConnected("ready", timeoutMs, undefined);
-    return this.info!;
+    return (await this.whenConnected("ready", timeoutMs, undefined)).info;
   }
 
   /** Closes the connection for good; pending calls fail with kind "closed". */
@@ -199,31 +201,31 @@ export class HandoffClient {
     this.waiters.clear();
     for (const side of this.sideConnections) side.close("closed");
     this.sideConnections.clear();
-    const peer = this.peer;
-    this.peer = undefined;
-    peer?.close("closed");
+    const live = this.live;
+    this.live = undefined;
+    live?.peer.close("closed");
   }
 
   // ---- typed methods ------------------------------------------------------------------------
 
   /** `subagent/started`: a child is running, so wait and check know it. */
   async started(params: StartedParams, options?: CallOptions): Promise<StartedResult> {
-    return expectObject(Method.Started, await this.call(Method.Started, params, options)) as unknown as StartedResult;
+    return this.callFor<StartedResult>(Method.Started, params, options);
   }
 
   /** `subagent/progress` (notification): recent activity for check previews. False when not sent. */
   progress(params: ProgressParams): boolean {
-    return this.peer?.notify(Method.Progress, params) ?? false;
+    return this.live?.peer.notify(Method.Progress, params) ?? false;
   }
 
   /** `subagent/completed`: durable once this resolves; resending the same completion is harmless. */
   async completed(params: CompletedParams, options?: CallOptions): Promise<CompletedResult> {
-    return expectObject(Method.Completed, await this.call(Method.Completed, params, options)) as unknown as CompletedResult;
+    return this.callFor<CompletedResult>(Method.Completed, params, options);
   }
 
   /** `subagent/check`: state and a bounded preview. */
   async check(params: CheckParams, options?: CallOptions): Promise<CheckResult> {
-    return expectObject(Method.Check, await this.call(Method.Check, params, options)) as unknown as CheckResult;
+    return this.callFor<CheckResult>(Method.Check, params, options);
   }
 
   /**
@@ -239,7 +241,7 @@ export class HandoffClient {
     const side = await this.openSideConnection(Method.Wait);
     try {
       const result = await side.request(Method.Wait, params, { timeoutMs, signal: options.signal });
-      return expectObject(Method.Wait, result) as unknown as WaitResult;
+      return expectObject(Method.Wait, result) as WaitResult;
     } finally {
       side.close("closed", "the wait ended");
       this.sideConnections.delete(side);
@@ -248,7 +250,7 @@ export class HandoffClient {
 
   /** `subagent/cancel`: drop interest in children; their completed results are consumed. */
   async cancel(params: CancelParams, options?: CallOptions): Promise<CancelResult> {
-    return expectObject(Method.Cancel, await this.call(Method.Cancel, params, options)) as unknown as CancelResult;
+    return this.callFor<CancelResult>(Method.Cancel, params, options);
   }
 
   /**
@@ -257,23 +259,31 @@ export class HandoffClient {
    */
   parentState(params: ParentStateParams): boolean {
     if (params.parentId === this.parentId) this.lastState = params.state;
-    return this.peer?.notify(Method.ParentState, params) ?? false;
+    return this.live?.peer.notify(Method.ParentState, params) ?? false;
   }
 
   /** `artifact/read`: a page of an artifact, like Pi's `read` with offset/limit. */
   async artifactRead(params: ArtifactReadParams, options?: CallOptions): Promise<ArtifactReadResult> {
-    return expectObject(Method.ArtifactRead, await this.call(Method.ArtifactRead, params, options)) as unknown as ArtifactReadResult;
+    return this.callFor<ArtifactReadResult>(Method.ArtifactRead, params, options);
   }
 
   /** `daemon/status`: counts, queue depth, uptime. */
   async status(options?: CallOptions): Promise<StatusResult> {
-    return expectObject(Method.Status, await this.call(Method.Status, undefined, options)) as unknown as StatusResult;
+    return this.callFor<StatusResult>(Method.Status, undefined, options);
+  }
+
+  /**
+   * A method whose result is an object of shape T. Only "is an object" is checked here: the
+   * shapes are the daemon's contract (protocol/messages.hpp), and members may grow.
+   */
+  private async callFor<T extends object>(method: string, params: unknown, options: CallOptions | undefined): Promise<T> {
+    return expectObject(method, await this.call(method, params, options)) as T;
   }
 
   /** Any method, untyped (`params` undefined: none): waits for a connection, then sends the request. */
   async call(method: string, params: unknown, options: CallOptions = {}): Promise<unknown> {
     const deadline = Date.now() + (options.timeoutMs ?? this.requestTimeoutMs);
-    const peer = await this.whenConnected(method, deadline - Date.now(), options.signal);
+    const { peer } = await this.whenConnected(method, deadline - Date.now(), options.signal);
     return peer.request(method, params, { timeoutMs: Math.max(0, deadline - Date.now()), signal: options.signal });
   }
 
@@ -294,7 +304,7 @@ export class HandoffClient {
   }
 
   /** One connection attempt at a time; concurrent callers share it. */
-  private attempt(): Promise<InitializeResult> {
+  private attempt(): Promise<Live> {
     this.connecting ??= this.attemptOnce().finally(() => {
       this.connecting = undefined;
     });
@@ -302,14 +312,15 @@ export class HandoffClient {
   }
 
   /** Opens a socket, runs initialize, installs the connection. Rejects "not-connected" (or the daemon's error). */
-  private async attemptOnce(): Promise<InitializeResult> {
-    const { peer, info } = await this.open("main");
+  private async attemptOnce(): Promise<Live> {
+    const live = await this.open("main");
+    const { peer, info } = live;
     if (this.ownerClosed) {
       peer.close("closed");
       throw this.closedError("connect");
     }
-    this.peer = peer;
-    this.info = info;
+    this.live = live;
+    this.lastInfo = info;
     this.connectedAt = Date.now();
     this.lastConnectError = undefined;
     const reconnected = this.everConnected;
@@ -317,16 +328,16 @@ export class HandoffClient {
     if (this.parentId !== undefined && this.lastState !== undefined)
       peer.notify(Method.ParentState, { parentId: this.parentId, state: this.lastState } satisfies ParentStateParams);
     this.emit({ type: "connected", info, reconnected });
-    for (const waiter of this.waiters) waiter.resolve(peer);
+    for (const waiter of this.waiters) waiter.resolve(live);
     this.waiters.clear();
-    return info;
+    return live;
   }
 
   /**
    * A new initialized connection: the main one (registering parentId, answering the daemon's
    * requests, reconnected when lost) or a side one (a plain client for one call).
    */
-  private async open(role: "main" | "side"): Promise<{ peer: JsonRpcPeer; info: InitializeResult }> {
+  private async open(role: "main" | "side"): Promise<Live> {
     const socket = await this.openSocket();
     const main = role === "main";
     const peer: JsonRpcPeer = new JsonRpcPeer(socket, {
@@ -341,12 +352,12 @@ export class HandoffClient {
     if (main && this.parentId !== undefined) params.parentId = this.parentId;
     try {
       const info = expectObject(Method.Initialize, await peer.request(Method.Initialize, params, { timeoutMs: this.requestTimeoutMs }));
-      return { peer, info: info as unknown as InitializeResult };
+      return { peer, info: info as InitializeResult };
     } catch (error) {
       peer.close("closed", "initialize failed");
       throw error instanceof HandoffError && error.kind === "rpc"
         ? error
-        : new HandoffError("not-connected", `handoffd at ${this.socketPath} did not complete initialize: ${(error as Error).message}`, {
+        : new HandoffError("not-connected", `handoffd at ${this.socketPath} did not complete initialize: ${error instanceof Error ? error.message : String(error)}`, {
             method: Method.Initialize,
             cause: error,
           });
@@ -385,8 +396,8 @@ export class HandoffClient {
   }
 
   private onLost(peer: JsonRpcPeer, error: Error | undefined): void {
-    if (this.peer !== peer) return;  // a connection that never got installed, or an old one
-    this.peer = undefined;
+    if (this.live?.peer !== peer) return;  // a connection that never got installed, or an old one
+    this.live = undefined;
     this.emit({ type: "disconnected", error });
     if (this.ownerClosed || !this.running) return;
     if (this.reconnect === null) {
@@ -407,7 +418,7 @@ export class HandoffClient {
     this.looping = true;
     try {
       let sleepNow = sleepFirst;
-      while (this.running && !this.ownerClosed && this.peer === undefined) {
+      while (this.running && !this.ownerClosed && this.live === undefined) {
         if (sleepNow) {
           try {
             await sleep(this.delayMs, undefined, { signal: this.stopSleeping.signal });
@@ -439,9 +450,9 @@ export class HandoffClient {
   }
 
   /** The live connection, waiting for one while (re)connecting, at most `timeoutMs`. */
-  private whenConnected(method: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<JsonRpcPeer> {
+  private whenConnected(method: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<Live> {
     if (this.ownerClosed) return Promise.reject(this.closedError(method));
-    if (this.peer) return Promise.resolve(this.peer);
+    if (this.live) return Promise.resolve(this.live);
     if (!this.running) {
       return Promise.reject(
         new HandoffError("not-connected", `${method}: not connected to handoffd at ${this.socketPath}; call connect() or start() first`, {
@@ -449,7 +460,7 @@ export class HandoffClient {
         }),
       );
     }
-    return new Promise<JsonRpcPeer>((resolve, reject) => {
+    return new Promise<Live>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const onAbort = (): void => settle(() => reject(new HandoffError("aborted", `${method}: aborted while connecting`, { method })));
       const settle = (done: () => void): void => {
@@ -459,7 +470,7 @@ export class HandoffClient {
         done();
       };
       const waiter: ConnectionWaiter = {
-        resolve: (peer) => settle(() => resolve(peer)),
+        resolve: (live) => settle(() => resolve(live)),
         reject: (error) => settle(() => reject(error)),
       };
       this.waiters.add(waiter);
@@ -494,7 +505,7 @@ export class HandoffClient {
   }
 }
 
-function expectObject(method: string, result: unknown): Record<string, unknown> {
+function expectObject(method: string, result: unknown): object {
   if (!isObject(result)) throw new HandoffError("protocol", `${method}: expected an object as result, got ${JSON.stringify(result)}`, { method });
   return result;
 }

@@ -253,7 +253,8 @@ export interface StatusResult {
   parents: number;
   children: { running: number; completed: number; delivering: number; delivered: number };
   queue: { dir: string; results: number; textBytes: number; deliveries: number; tombstones: number };
-  store: { dir: string };
+  /** The artifact store: files and bytes, or `error` when it cannot be read. */
+  store: { dir: string; files?: number; bytes?: number; error?: string };
   [extra: string]: unknown;
 }
 

@@ -213,10 +213,10 @@ describe("HandoffClient across a daemon restart", () => {
     try {
       await client.connect();
       await client.started({ parentId: "r", childId: "pending" });
-      const inFlight = client.wait({ parentId: "r", childIds: ["pending"] });
+      const inFlight = rejection(client.wait({ parentId: "r", childIds: ["pending"] }));
       await delay(100);  // let the wait reach the daemon (nothing observable marks it)
       await daemon.kill();
-      const lost = await rejection(inFlight);
+      const lost = await inFlight;
       assert.equal(lost.kind, "connection-lost");
       assert.equal(lost.retryable, true);
       await eventually("the disconnected event", () => events.some((e) => e.type === "disconnected"));

@@ -39,8 +39,8 @@ until socat -u /dev/null "UNIX-CONNECT:$sock" 2>/dev/null; do
   sleep 0.02
 done
 
-# socat's stdin is a FIFO held open until both replies are in: the daemon answers requests of a
-# connection that is still open (a half-closed one may be dropped before its replies).
+# socat's stdin is a FIFO held open until both replies are in, so the round trip does not depend
+# on how the daemon treats a connection the client has half-closed.
 mkfifo "$tmp/in"
 socat - "UNIX-CONNECT:$sock" <"$tmp/in" >"$tmp/out" 2>"$tmp/socat.err" &
 socat_pid=$!

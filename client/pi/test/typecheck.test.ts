@@ -1,5 +1,6 @@
-// The adapter is type-checked against the real Pi package's .d.ts, and those types have teeth:
-// misusing Pi's API in a fixture is rejected by the same compiler settings.
+// The adapter is type-checked against the real Pi package's .d.ts by the build itself (`npm test`
+// runs tsc first; `npm run typecheck` alone). This shows those types have teeth: misusing Pi's
+// API in a fixture is rejected under the same compiler settings.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -15,18 +16,13 @@ function runTsc(project: string): { status: number | null; output: string } {
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
-test("`tsc --noEmit` passes: the adapter matches Pi's real ExtensionAPI types", () => {
-  const { status, output } = runTsc(join(packageRoot, "tsconfig.json"));
-  assert.equal(status, 0, output);
-});
-
 test("misusing Pi's API is a type error (the types are Pi's, not any)", () => {
   const dir = join(packageRoot, "dist", "typecheck-fixture");
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, "tsconfig.json"),
-    JSON.stringify({ extends: "../../tsconfig.json", compilerOptions: { rootDir: "../.." }, include: ["fixture.ts"] }),
+    JSON.stringify({ extends: "../../tsconfig.json", compilerOptions: { rootDir: "../.." }, include: ["fixture.ts"], exclude: [] }),
   );
   writeFileSync(
     join(dir, "fixture.ts"),
@@ -48,6 +44,7 @@ test("misusing Pi's API is a type error (the types are Pi's, not any)", () => {
   assert.equal(errors.length, 3, output);
   assert.match(errors[0] ?? "", /fixture\.ts\(5,.*TS2820.*"followup"/, "deliverAs is checked");
   assert.match(errors[1] ?? "", /fixture\.ts\(6,.*TS2769/, "event names are checked");
-  assert.match(errors[2] ?? "", /fixture\.ts\(7,.*sendMessage/, "the adapter needs sendMessage");
+  assert.match(errors[2] ?? "", /fixture\.ts\(7,.*TS2345/, "the adapter takes Pi's API");
+  assert.match(output, /Property 'sendMessage' is missing/, "and needs its sendMessage");
   rmSync(dir, { recursive: true, force: true });
 });

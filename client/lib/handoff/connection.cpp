@@ -1,6 +1,6 @@
 // The session mechanics: request ids, reading frames until a call's reply is in, filing replies
 // that belong to an outer call, and answering the daemon's own requests in between.
-#include "handoff/client.hpp"
+#include "handoff/connection.hpp"
 
 #include <array>
 #include <cstdlib>
@@ -53,19 +53,19 @@ std::filesystem::path default_socket_path() {
                      "socket path (--socket PATH)");
 }
 
-client::client(options opts)
+connection::connection(options opts)
     : options_(std::move(opts)),
       stream_(unix_stream::connect(options_.socket.empty() ? default_socket_path() : options_.socket)),
       decoder_(options_.max_frame_bytes) {}
 
-nlohmann::json client::call(std::string_view method, const nlohmann::json& params,
+nlohmann::json connection::call(std::string_view method, const nlohmann::json& params,
                             std::optional<milliseconds> timeout) {
   const std::int64_t id = next_id_++;
   const deadline until = deadline_after(timeout);
   const std::string request = strict_message(id, method, params);
   awaiting_.insert(id);
   struct forget {  // on every way out, a late reply to this id is dropped, not filed
-    client* self;
+    connection* self;
     std::int64_t id;
     ~forget() {
       self->awaiting_.erase(id);
@@ -93,22 +93,22 @@ nlohmann::json client::call(std::string_view method, const nlohmann::json& param
   }
 }
 
-void client::read_last_words() {
+void connection::read_last_words() {
   while (auto message = next_message(clock::now())) handle(std::move(*message));
 }
 
-void client::notify(std::string_view method, const nlohmann::json& params) {
+void connection::notify(std::string_view method, const nlohmann::json& params) {
   send(strict_message(nullptr, method, params));
 }
 
-void client::on_request(const std::string& method, request_handler handler) {
+void connection::on_request(const std::string& method, request_handler handler) {
   if (handler)
     handlers_[method] = std::move(handler);
   else
     handlers_.erase(method);
 }
 
-bool client::serve_one(std::optional<milliseconds> timeout) {
+bool connection::serve_one(std::optional<milliseconds> timeout) {
   const deadline until = deadline_after(timeout);
   const std::size_t before = handled_;
   while (handled_ == before) {
@@ -119,7 +119,7 @@ bool client::serve_one(std::optional<milliseconds> timeout) {
   return true;
 }
 
-std::optional<rpc::message> client::next_message(deadline until) {
+std::optional<rpc::message> connection::next_message(deadline until) {
   for (;;) {
     std::optional<rpc::decoded_frame> frame;
     try {
@@ -146,7 +146,7 @@ std::optional<rpc::message> client::next_message(deadline until) {
   }
 }
 
-void client::handle(rpc::message message) {
+void connection::handle(rpc::message message) {
   switch (message.type) {
     case rpc::message::kind::response: {
       // An error the daemon could not tie to a request (it had no readable id) concerns what we
@@ -173,7 +173,7 @@ void client::handle(rpc::message message) {
 }
 
 // Exactly one reply per request, whatever the handler does.
-void client::answer(const rpc::message& request) {
+void connection::answer(const rpc::message& request) {
   const auto it = handlers_.find(request.method);
   if (it == handlers_.end()) {
     send(rpc::make_error(request.id, rpc::errc::method_not_found,
@@ -195,15 +195,15 @@ void client::answer(const rpc::message& request) {
   send(reply);
 }
 
-void client::send(const std::string& payload) { write_frame(payload, deadline_after(options_.call_timeout)); }
+void connection::send(const std::string& payload) { write_frame(payload, deadline_after(options_.call_timeout)); }
 
 // Newline-delimited JSON: the payload, then '\n' (written apart: a final text may be 64 MiB).
-void client::write_frame(std::string_view payload, deadline until) {
+void connection::write_frame(std::string_view payload, deadline until) {
   stream_.write_all(payload, until);
   stream_.write_all("\n", until);
 }
 
-void client::connection_closed(std::string_view during) const {
+void connection::connection_closed(std::string_view during) const {
   throw client_error(error_kind::refused,
                      "handoffd at " + stream_.path().string() + " closed the connection " + std::string(during));
 }

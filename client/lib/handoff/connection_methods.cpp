@@ -2,7 +2,7 @@
 // client-side decoders. A result that does not decode is the daemon's fault: protocol error.
 #include <string>
 
-#include "handoff/client.hpp"
+#include "handoff/connection.hpp"
 
 namespace handoff::client {
 namespace {
@@ -20,7 +20,7 @@ auto decode_result(std::string_view method, const nlohmann::json& result, Decode
 
 }  // namespace
 
-rpc::initialize_result client::initialize(const rpc::initialize_params& params) {
+rpc::initialize_result connection::initialize(const rpc::initialize_params& params) {
   auto result = decode_result("initialize", call("initialize", rpc::encode(params)), rpc::decode_initialize_result);
   if (result.protocol_version != rpc::protocol_version)
     throw client_error(error_kind::protocol, "handoffd speaks protocol \"" + result.protocol_version +
@@ -29,23 +29,23 @@ rpc::initialize_result client::initialize(const rpc::initialize_params& params) 
   return result;
 }
 
-rpc::started_result client::started(const rpc::started_params& params) {
+rpc::started_result connection::started(const rpc::started_params& params) {
   return decode_result("subagent/started", call("subagent/started", rpc::encode(params)),
                        rpc::decode_started_result);
 }
 
-void client::progress(const rpc::progress_params& params) { notify("subagent/progress", rpc::encode(params)); }
+void connection::progress(const rpc::progress_params& params) { notify("subagent/progress", rpc::encode(params)); }
 
-rpc::completed_result client::completed(const rpc::completed_params& params) {
+rpc::completed_result connection::completed(const rpc::completed_params& params) {
   return decode_result("subagent/completed", call("subagent/completed", rpc::encode(params)),
                        rpc::decode_completed_result);
 }
 
-rpc::check_result client::check(const rpc::check_params& params) {
+rpc::check_result connection::check(const rpc::check_params& params) {
   return decode_result("subagent/check", call("subagent/check", rpc::encode(params)), rpc::decode_check_result);
 }
 
-rpc::wait_result client::wait(const rpc::wait_params& params) {
+rpc::wait_result connection::wait(const rpc::wait_params& params) {
   // The daemon answers at timeoutMs at the latest; the call timeout is the margin on top.
   std::optional<milliseconds> timeout;
   if (params.timeout_ms) timeout = milliseconds(*params.timeout_ms) + options_.call_timeout;
@@ -53,18 +53,18 @@ rpc::wait_result client::wait(const rpc::wait_params& params) {
                        rpc::decode_wait_result);
 }
 
-rpc::cancel_result client::cancel(const rpc::cancel_params& params) {
+rpc::cancel_result connection::cancel(const rpc::cancel_params& params) {
   return decode_result("subagent/cancel", call("subagent/cancel", rpc::encode(params)), rpc::decode_cancel_result);
 }
 
-void client::parent_state(const rpc::parent_state_params& params) { notify("parent/state", rpc::encode(params)); }
+void connection::parent_state(const rpc::parent_state_params& params) { notify("parent/state", rpc::encode(params)); }
 
-rpc::artifact_read_result client::read_artifact(const rpc::artifact_read_params& params) {
+rpc::artifact_read_result connection::read_artifact(const rpc::artifact_read_params& params) {
   return decode_result("artifact/read", call("artifact/read", rpc::encode(params)),
                        rpc::decode_artifact_read_result);
 }
 
-nlohmann::json client::daemon_status() {
+nlohmann::json connection::daemon_status() {
   auto result = call("daemon/status", nullptr);
   if (!result.is_object()) throw client_error(error_kind::protocol, "handoffd's answer to daemon/status is not an object");
   return result;
