@@ -30,8 +30,12 @@ install(CODE "
 ")
 install(FILES systemd/handoffd.socket DESTINATION ${HANDOFF_USER_UNIT_DIR})
 
+# The Pi package as a user needs it: sources, package.json, and dist/ when it was built; not
+# its dependencies (npm install brings them), its tests or its build state.
 install(DIRECTORY client/pi/ DESTINATION ${CMAKE_INSTALL_DATADIR}/handoff/pi
         PATTERN node_modules EXCLUDE
+        PATTERN test EXCLUDE
+        PATTERN .gitignore EXCLUDE
         PATTERN "*.tsbuildinfo" EXCLUDE)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} OPTIONAL)
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})

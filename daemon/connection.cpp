@@ -153,7 +153,7 @@ asio::awaitable<void> connection::read_loop() {
       close_after_drain();
       co_return;
     }
-    partial_since_ = decoder_.buffered_bytes() == 0 ? std::chrono::steady_clock::time_point{}
+    partial_since_ = !decoder_.in_frame() ? std::chrono::steady_clock::time_point{}
                      : partial_since_ == std::chrono::steady_clock::time_point{}
                          ? std::chrono::steady_clock::now()
                          : partial_since_;

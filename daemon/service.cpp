@@ -54,12 +54,12 @@ asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param
   const std::shared_ptr<connection> conn = std::move(conn_param);
   const rpc::message msg = std::move(msg_param);
   const bool notification = msg.type == rpc::message::kind::notification;
-  auto answer_error = [&](errc code, const std::string& text) {
+  auto answer_error = [&](errc code, const std::string& text, const json& data = nullptr) {
     if (notification) {
       spdlog::debug("connection {}: notification {} failed: {}", conn->id(), msg.method, text);
       return;
     }
-    conn->send(rpc::make_error(msg.id, code, text));
+    conn->send(rpc::make_error(msg.id, code, text, data));
   };
   auto it = methods_.find(msg.method);
   if (it == methods_.end()) {
@@ -75,7 +75,7 @@ asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param
   try {
     r = co_await it->second(conn, msg.params);
   } catch (const rpc_error& e) {
-    answer_error(e.code, e.what());
+    answer_error(e.code, e.what(), e.data);
     co_return;
   } catch (const std::exception& e) {
     spdlog::error("connection {}: {} failed unexpectedly: {}", conn->id(), msg.method, e.what());
@@ -193,7 +193,16 @@ asio::awaitable<reply> service::completed(std::shared_ptr<connection>, rpc::comp
   child& c = it->second;
   if (inserted) c.id = p.child_id;
   if (c.title.empty()) c.title = outcome.held.info.title;
-  if (!outcome.duplicate || c.state == child_state::running) {
+  if (outcome.delivered) {
+    // A resend of a result that already left the queue: it stays delivered.
+    if (c.state == child_state::running) {
+      c.state = child_state::delivered;
+      c.final_status = outcome.held.info.status;
+      c.final_bytes = outcome.held.shape.bytes;
+      c.final_lines = outcome.held.shape.lines;
+      wake_waiters(par);
+    }
+  } else if (!outcome.duplicate || c.state == child_state::running) {
     if (c.state == child_state::cancelled) {
       // Nobody wants it any more: consume it right away (it stays a tombstone for resends).
       const std::uint64_t seq = outcome.held.seq;

@@ -44,7 +44,8 @@ for path in ./usr/bin/handoffd ./usr/bin/handoff ./usr/lib/systemd/user/handoffd
             ./usr/lib/systemd/user/handoffd.socket ./usr/share/handoff/pi/ ./usr/share/doc/handoff/; do
   expect "contains $path" "$contents" " $path\$"
 done
-if grep -q node_modules <<<"$contents"; then echo "FAIL: node_modules in the package" >&2; fail=1; fi
+expect "contains the Pi package's package.json" "$contents" " ./usr/share/handoff/pi/package.json\$"
+if grep -qE 'node_modules|/pi/test/' <<<"$contents"; then echo "FAIL: node_modules or tests in the package" >&2; fail=1; fi
 
 dpkg-deb -x "$deb" "$out/root"
 expect "the packaged service starts /usr/bin/handoffd" "$(cat "$out/root/usr/lib/systemd/user/handoffd.service")" \
