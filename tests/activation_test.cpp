@@ -109,7 +109,7 @@ TEST_CASE("under systemd-socket-activate, handoffd serves completed -> wait on t
   CHECK(socket_at(socket));
 }
 
-TEST_CASE("LISTEN_PID naming another process is ignored: handoffd binds (and later removes) its own socket") {
+TEST_CASE("LISTEN_PID naming another process is ignored, and handoffd binds (and later removes) its own socket") {
   temp_dir dir("activation-other-pid");
   const fs::path socket = private_dir(dir, "run") / "handoffd.sock";
   child_process d({{HANDOFFD_PATH, "--socket", socket.string(), "--artifact-dir", (dir / "a").string(),

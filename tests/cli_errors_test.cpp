@@ -106,7 +106,7 @@ TEST_CASE("a final text that is not UTF-8 is refused whole, not altered: exit 1"
   CHECK(json::parse(run_cli(on_socket(d.socket().string(), {"status", "--json"})).out)["queue"]["results"] == 0);
 }
 
-TEST_CASE("--help: the top level lists the exit statuses; every subcommand explains its options") {
+TEST_CASE("--help: the top level lists the exit statuses, every subcommand explains its options") {
   const cli_result top = run_cli({"--help"});
   CHECK(top.status == 0);
   CHECK(contains(top.out, "3  handoffd is not running at the socket"));

@@ -111,7 +111,7 @@ TEST_CASE("complete from stdin is byte-exact: the artifact holds the very bytes,
   CHECK(tail["nextOffset"].is_null());
 }
 
-TEST_CASE("complete from a file with a title, status error and an error text; check reports them") {
+TEST_CASE("complete from a file with a title, status error and an error text, check reports them") {
   daemon_process d;
   temp_dir dir;
   write_file(dir / "final.txt", "partial work\nthen the build broke", 0600);
@@ -119,7 +119,7 @@ TEST_CASE("complete from a file with a title, status error and an error text; ch
                  "--error", "compiler crashed", (dir / "final.txt").string()});
 
   const std::string text = handoff_ok(d, {"check", "--parent", "p", "--child", "c"}).out;
-  CHECK(text.find("child c of parent p \"Port the parser\": completed, status error, 34 bytes, 2 lines\n") == 0);
+  CHECK(text.find("child c of parent p \"Port the parser\": completed, status error, 33 bytes, 2 lines\n") == 0);
   CHECK(text.find("error: compiler crashed\n") != std::string::npos);
   CHECK(text.find("then the build broke") != std::string::npos);
 
@@ -127,7 +127,7 @@ TEST_CASE("complete from a file with a title, status error and an error text; ch
   CHECK(checked["state"] == "completed");
   CHECK(checked["status"] == "error");
   CHECK(checked["error"] == "compiler crashed");
-  CHECK(checked["bytes"] == 34);
+  CHECK(checked["bytes"] == 33);
 }
 
 TEST_CASE("cancel: consumed results and unknown ids, in plain words and as JSON") {
@@ -141,7 +141,7 @@ TEST_CASE("cancel: consumed results and unknown ids, in plain words and as JSON"
   CHECK(r["consumed"] == 1);
 }
 
-TEST_CASE("status: counts in plain words; --json is daemon/status's result") {
+TEST_CASE("status: counts in plain words, --json is daemon/status's result") {
   daemon_process d;
   handoff_ok(d, {"started", "--parent", "p", "--child", "a"});
   handoff_ok(d, {"complete", "--parent", "p", "--child", "b"}, "result b");

@@ -75,7 +75,7 @@ TEST_CASE("wait --timeout-ms with children pending: the ready ones printed, exit
   CHECK(j["sections"] == json::array());
 }
 
-TEST_CASE("wait's usage flags: tokens and window give a dynamic budget; the window alone means unknown") {
+TEST_CASE("wait's usage flags: tokens and window give a dynamic budget, the window alone means unknown") {
   daemon_process d;
   complete(d, "p", "a", numbered_report(40000, 400, "a"));
   complete(d, "p", "b", numbered_report(40000, 400, "b"));

@@ -102,7 +102,7 @@ TEST_CASE("started, progress and check: a running child and its activity") {
   CHECK(r.preview.find("writing the tests") != std::string::npos);
 }
 
-TEST_CASE("completed is durable and idempotent; a different text for the same child conflicts") {
+TEST_CASE("completed is durable and idempotent, a different text for the same child conflicts") {
   test::daemon_process d;
   connection c = connect_to(d);
   const std::string text = "line one\nline two\nthe verdict: ship it";
@@ -129,7 +129,7 @@ TEST_CASE("completed is durable and idempotent; a different text for the same ch
   CHECK(c.daemon_status().at("queue").at("results") == 1);
 }
 
-TEST_CASE("wait returns the projected batch; read_artifact pages the omitted middle exactly") {
+TEST_CASE("wait returns the projected batch, read_artifact pages the omitted middle exactly") {
   test::daemon_process d;
   connection c = connect_to(d);
   const std::string long_text = test::numbered_report(40000, 400, "long");
@@ -172,7 +172,7 @@ TEST_CASE("wait returns the projected batch; read_artifact pages the omitted mid
   CHECK(c.daemon_status().at("queue").at("results") == 0);
 }
 
-TEST_CASE("wait with a usage gets a dynamic budget; with a timeout it reports what is pending") {
+TEST_CASE("wait with a usage gets a dynamic budget, with a timeout it reports what is pending") {
   test::daemon_process d;
   connection c = connect_to(d);
   c.started(start("p", "slow"));

@@ -67,7 +67,7 @@ bool queue_drains(connection& c) {
 
 }  // namespace
 
-TEST_CASE("an idle parent's endpoint answers usage, receives the batch, acknowledges it; the queue empties") {
+TEST_CASE("an idle parent's endpoint answers usage, receives the batch, acknowledges it, the queue empties") {
   test::daemon_process d;
   connection worker = connect_to(d);
   complete(worker, "p", "long", test::numbered_report(60000, 600, "long"));
@@ -85,7 +85,7 @@ TEST_CASE("an idle parent's endpoint answers usage, receives the batch, acknowle
     u.percent = 95.0;
     return std::optional(u);
   };
-  callbacks.deliver = [&](const rpc::deliver_params& d) { got.push_back(d); };
+  callbacks.deliver = [&](const rpc::deliver_params& delivery) { got.push_back(delivery); };
   parent_endpoint parent(c, "p", callbacks);
   CHECK(parent.registration().parent_id == "p");
   parent.report_idle();
@@ -115,7 +115,7 @@ TEST_CASE("usage unknown (null) gives the static caps") {
   std::optional<rpc::deliver_params> got;
   parent_callbacks callbacks;
   callbacks.usage = [] { return std::optional<rpc::usage_dto>(); };
-  callbacks.deliver = [&](const rpc::deliver_params& d) { got = d; };
+  callbacks.deliver = [&](const rpc::deliver_params& delivery) { got = delivery; };
   parent_endpoint parent(c, "p", callbacks);
   parent.report_idle();
   complete(c, "p", "c", "a result");  // on the endpoint's own connection: no difference
@@ -125,7 +125,7 @@ TEST_CASE("usage unknown (null) gives the static caps") {
   CHECK(got->batch.text.find("a result") != std::string::npos);
 }
 
-TEST_CASE("a deliver callback that throws leaves the batch queued; it comes again with the same id") {
+TEST_CASE("a deliver callback that throws leaves the batch queued, it comes again with the same id") {
   test::daemon_process d;
   connection worker = connect_to(d);
   complete(worker, "p", "c", "the result that must not be lost");
@@ -134,8 +134,8 @@ TEST_CASE("a deliver callback that throws leaves the batch queued; it comes agai
   std::vector<std::string> seen;  // deliveryIds, in order
   bool refuse = true;
   parent_callbacks callbacks;
-  callbacks.deliver = [&](const rpc::deliver_params& d) {
-    seen.push_back(d.delivery_id);
+  callbacks.deliver = [&](const rpc::deliver_params& delivery) {
+    seen.push_back(delivery.delivery_id);
     if (refuse) throw std::runtime_error("the session is not ready");
   };
   parent_endpoint parent(c, "p", callbacks);
@@ -162,8 +162,8 @@ TEST_CASE("an unacknowledged delivery comes again to a new endpoint of the same 
   {
     connection c = connect_to(d);
     parent_callbacks callbacks;
-    callbacks.deliver = [&](const rpc::deliver_params& d) {
-      first_id = d.delivery_id;
+    callbacks.deliver = [&](const rpc::deliver_params& delivery) {
+      first_id = delivery.delivery_id;
       throw std::runtime_error("crashing before showing it");
     };
     parent_endpoint parent(c, "p", callbacks);
@@ -174,7 +174,7 @@ TEST_CASE("an unacknowledged delivery comes again to a new endpoint of the same 
   connection c = connect_to(d);
   std::optional<rpc::deliver_params> again;
   parent_callbacks callbacks;
-  callbacks.deliver = [&](const rpc::deliver_params& d) { again = d; };
+  callbacks.deliver = [&](const rpc::deliver_params& delivery) { again = delivery; };
   parent_endpoint parent(c, "p", callbacks);  // no idle needed: registration alone resends
   REQUIRE(serve_until(c, [&] { return again.has_value(); }));
   CHECK(again->delivery_id == first_id);
@@ -192,8 +192,8 @@ TEST_CASE("daemon requests arriving while our own call waits are handled, not dr
     ++usage_asked;
     return std::optional<rpc::usage_dto>();
   };
-  callbacks.deliver = [&](const rpc::deliver_params& d) {
-    for (const auto& s : d.batch.sections) delivered_children.push_back(s.child_id);
+  callbacks.deliver = [&](const rpc::deliver_params& delivery) {
+    for (const auto& s : delivery.batch.sections) delivered_children.push_back(s.child_id);
   };
   parent_endpoint parent(c, "p", callbacks);
   rpc::started_params slow;

@@ -84,7 +84,7 @@ TEST_CASE("a completion arriving while the parent is idle is delivered without a
   answer(parent, deliver, json::object());
 }
 
-TEST_CASE("low headroom shrinks every share; unknown usage falls back to the static caps") {
+TEST_CASE("low headroom shrinks every share, unknown usage falls back to the static caps") {
   auto shares = [](const json& usage, bool reply) {
     daemon_process d({"--usage-timeout-ms", "300"});
     raw_client parent(d.socket()), worker(d.socket());

@@ -191,7 +191,7 @@ TEST_CASE("stale temp files are swept when handoffd starts, even with periodic c
   CHECK(in_store(d, ancient));  // periodic collection is off: only temps go
 }
 
-TEST_CASE("handoff gc --dry-run lists what would go; handoff gc removes it") {
+TEST_CASE("handoff gc --dry-run lists what would go, and handoff gc removes it") {
   daemon_process d({"--gc-max-age-days", "1", "--gc-interval-s", "0"});
   const auto old = plant_artifact(d, numbered_report(3000, 30, "old"), hours(48));
   const std::string cli = std::string(HANDOFF_CLI_PATH) + " gc --socket " + d.socket().string();

@@ -144,7 +144,7 @@ TEST_CASE("unknown parents and children get their own errors") {
   CHECK(c.call("subagent/check", {{"parentId", "p"}, {"childId", "ghost"}})["error"]["code"] == -32002);
 }
 
-TEST_CASE("completed is idempotent per parent and child; a different text conflicts") {
+TEST_CASE("completed is idempotent per parent and child, a different text conflicts") {
   daemon_process d;
   raw_client c(d.socket());
   json first = complete(c, "p", "a", "same text");

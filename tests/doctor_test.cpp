@@ -34,7 +34,7 @@ bool has(const std::string& out, const std::string& line) { return out.find(line
 
 }  // namespace
 
-TEST_CASE("doctor: a healthy setup passes every check and exits 0") {
+TEST_CASE("doctor passes every check of a healthy setup and exits 0") {
   daemon_process d;
   auto [status, out] = doctor("--socket " + d.socket().string());
   CHECK_MESSAGE(status == 0, out);

@@ -113,7 +113,7 @@ TEST_CASE("framing: ndjson: an incomplete last line is not a frame") {
   CHECK_FALSE(d.in_frame());
 }
 
-TEST_CASE("framing: ndjson: the cap is exact; an oversized line is skipped, decoding resumes") {
+TEST_CASE("framing: ndjson: the cap is exact, an oversized line is skipped, decoding resumes") {
   const std::size_t cap = 10;
   const std::string stream =
       "0123456789\n"    // exactly the cap: a frame

@@ -133,7 +133,7 @@ TEST_CASE("jsonrpc: text that is not JSON is a parse error that names the byte, 
   CHECK(std::string(e.what()).find("aaaa") == std::string::npos);
 }
 
-TEST_CASE("jsonrpc: invalid UTF-8 anywhere is a parse error; valid UTF-8 is kept as is") {
+TEST_CASE("jsonrpc: invalid UTF-8 anywhere is a parse error, valid UTF-8 is kept as is") {
   const char* const bad[] = {
       "\xff",              // never valid
       "\xc0\xaf",          // overlong '/'
@@ -287,7 +287,7 @@ TEST_CASE("jsonrpc: responses and errors have exactly the JSON-RPC 2.0 shape") {
   CHECK(*back.error == json{{"code", -32007}, {"message", "gone"}, {"data", {{"k", 1}}}});
 }
 
-TEST_CASE("jsonrpc: requests and notifications round-trip; null params are left out") {
+TEST_CASE("jsonrpc: requests and notifications round-trip, null params are left out") {
   using handoff::rpc::make_notification;
   using handoff::rpc::make_request;
   CHECK(make_request(1, "context/usage", json{{"parentId", "p"}}) ==
@@ -308,7 +308,7 @@ TEST_CASE("jsonrpc: requests and notifications round-trip; null params are left 
   CHECK(n.params["text"] == "\xe2\x9c\x93");
 }
 
-TEST_CASE("jsonrpc: builders never throw on invalid UTF-8; it becomes U+FFFD") {
+TEST_CASE("jsonrpc: builders never throw on invalid UTF-8, it becomes U+FFFD") {
   using handoff::rpc::make_error;
   using handoff::rpc::make_response;
   std::string out;

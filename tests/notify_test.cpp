@@ -132,7 +132,7 @@ TEST_CASE("NOTIFY_SOCKET as an abstract @name receives READY=1, WATCHDOG=1 and S
   ready_watchdog_stopping(manager);
 }
 
-TEST_CASE("WATCHDOG_PID naming another process: ready, but the pings are not ours to send") {
+TEST_CASE("WATCHDOG_PID naming another process gets READY=1 but no pings, they are not ours to send") {
   temp_dir dir("notify-other-pid");
   fake_manager manager((dir / "notify").string());
   daemon_under_manager d({{"NOTIFY_SOCKET", manager.address()}, {"WATCHDOG_USEC", "200000"}, {"WATCHDOG_PID", "1"}});

@@ -95,7 +95,7 @@ TEST_CASE("a text within both limits comes back byte for byte") {
   }
 }
 
-TEST_CASE("exactly at the limits is verbatim; one byte or one line over is cut") {
+TEST_CASE("exactly at the limits is verbatim, one byte or one line over is cut") {
   const std::string at_limit = numbered_lines(9, 99) + std::string(99, 'z');  // 10 lines, 999 B
   REQUIRE(at_limit.size() == 999);
   const projection_limits limits{999, 10, 0.75};
