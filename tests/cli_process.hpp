@@ -120,7 +120,8 @@ class cli_process {
 
   // One poll round: writes input, reads output. False when the deadline passed.
   bool pump(std::chrono::steady_clock::time_point deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    using std::chrono::milliseconds;
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     pollfd fds[3] = {{in_, POLLOUT, 0}, {out_, POLLIN, 0}, {err_, POLLIN, 0}};
     if (::poll(fds, 3, static_cast<int>(left.count())) < 0 && errno != EINTR)

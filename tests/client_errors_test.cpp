@@ -76,7 +76,9 @@ client_error error_of(F&& f) {
   return client_error(error_kind::io, "unreachable");
 }
 
-bool contains(const client_error& e, const std::string& text) { return std::string(e.what()).find(text) != std::string::npos; }
+bool contains(const client_error& e, const std::string& text) {
+  return std::string(e.what()).find(text) != std::string::npos;
+}
 
 // Sets an environment variable for the scope (unset when `value` is null).
 class env_guard {
@@ -152,7 +154,8 @@ TEST_CASE("a daemon that never answers: timeout after the call timeout, and a la
   CHECK(contains(e, "initialize"));
   CHECK(std::chrono::steady_clock::now() - started < milliseconds(2000));
   // The next call gets its own reply, not the stale one.
-  CHECK(c.call("subagent/started", {{"parentId", "p"}, {"childId", "c"}}, milliseconds(5000)).at("state") == "running");
+  const auto reply = c.call("subagent/started", {{"parentId", "p"}, {"childId", "c"}}, milliseconds(5000));
+  CHECK(reply.at("state") == "running");
 }
 
 TEST_CASE("a daemon that hangs up: refused") {

@@ -48,7 +48,8 @@ int run_wait(const daemon_options& daemon, wait_options& options) {
 
 command add_wait_command(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
   auto options = std::make_shared<wait_options>();
-  CLI::App* sub = add_daemon_subcommand(app, "wait", "Wait for children; print their batch as the parent model reads it");
+  CLI::App* sub =
+      add_daemon_subcommand(app, "wait", "Wait for children; print their batch as the parent model reads it");
   sub->add_option("--parent", options->params.parent_id, "The parent agent's id")->required();
   sub->add_option("children", options->params.child_ids, "The children to wait for (1 to 64 ids)")
       ->required()

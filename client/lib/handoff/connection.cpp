@@ -129,9 +129,9 @@ std::optional<rpc::message> connection::next_message(deadline until) {
     }
     if (frame) {
       if (frame->oversized)
-        throw client_error(error_kind::protocol, "handoffd sent a message of " + std::to_string(frame->oversized_bytes) +
-                                                     " bytes, over this client's cap of " +
-                                                     std::to_string(options_.max_frame_bytes));
+        throw client_error(error_kind::protocol,
+                           "handoffd sent a message of " + std::to_string(frame->oversized_bytes) +
+                               " bytes, over this client's cap of " + std::to_string(options_.max_frame_bytes));
       try {
         return rpc::parse_message(frame->payload);
       } catch (const rpc::rpc_error& e) {

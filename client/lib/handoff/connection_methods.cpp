@@ -66,7 +66,8 @@ rpc::artifact_read_result connection::read_artifact(const rpc::artifact_read_par
 
 nlohmann::json connection::daemon_status() {
   auto result = call("daemon/status", nullptr);
-  if (!result.is_object()) throw client_error(error_kind::protocol, "handoffd's answer to daemon/status is not an object");
+  if (!result.is_object())
+    throw client_error(error_kind::protocol, "handoffd's answer to daemon/status is not an object");
   return result;
 }
 

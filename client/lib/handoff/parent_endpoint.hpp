@@ -2,10 +2,10 @@
 // usage (context/usage) and hands it auto-delivered batches (parent/deliver).
 //
 //   handoff::client::connection c;
-//   handoff::client::parent_endpoint parent(c, "session-42", {
-//       .usage = [] { return std::optional<handoff::rpc::usage_dto>(); },  // unknown
-//       .deliver = [](const handoff::rpc::deliver_params& d) { show(d.batch.text); },
-//   });
+//   handoff::client::parent_callbacks on;
+//   on.usage = [] { return std::optional<handoff::rpc::usage_dto>(); };  // unknown
+//   on.deliver = [](const handoff::rpc::deliver_params& d) { show(d.batch.text); };
+//   handoff::client::parent_endpoint parent(c, "session-42", on);
 //   parent.report_idle();
 //   for (;;) c.serve_one(std::nullopt);
 //
