@@ -19,6 +19,8 @@ constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 // How long replies in flight may take to drain at shutdown before the loop is stopped anyway.
 constexpr auto shutdown_grace = std::chrono::seconds(5);
+// How often shutdown looks whether every connection has closed.
+constexpr auto shutdown_poll = std::chrono::milliseconds(10);
 
 }  // namespace
 
@@ -48,13 +50,25 @@ void server::stop() {
   service_.shutdown();
   for (auto& [id, weak] : connections_)
     if (auto conn = weak.lock()) conn->close_after_drain();
-  // Last resort for a client that never reads its replies.
-  auto timer = std::make_shared<asio::steady_timer>(io_, shutdown_grace);
-  timer->async_wait([this, timer](const asio::error_code&) {
+  asio::co_spawn(io_, drain_then_stop(), asio::detached);
+}
+
+asio::awaitable<void> server::drain_then_stop() {
+  // Connections close themselves once their replies are written; an idle daemon stops at once.
+  // The grace period is the last resort for a client that never reads its replies.
+  const auto deadline = std::chrono::steady_clock::now() + shutdown_grace;
+  asio::steady_timer tick(io_);
+  while (service_.connections_open() > 0 && std::chrono::steady_clock::now() < deadline) {
+    tick.expires_after(shutdown_poll);
+    co_await tick.async_wait(as_tuple);
+  }
+  if (service_.connections_open() > 0) {
+    spdlog::warn("{} connection(s) still open after the shutdown grace period; closing them",
+                 service_.connections_open());
     for (auto& [id, weak] : connections_)
       if (auto conn = weak.lock()) conn->close("shutdown grace period over");
-    io_.stop();
-  });
+  }
+  io_.stop();
 }
 
 asio::awaitable<void> server::accept_loop() {

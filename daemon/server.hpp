@@ -31,6 +31,8 @@ class server {
 
  private:
   asio::awaitable<void> accept_loop();
+  // After stop(): waits until every connection has closed (at most the grace period), then stops.
+  asio::awaitable<void> drain_then_stop();
 
   asio::io_context& io_;
   const config& cfg_;

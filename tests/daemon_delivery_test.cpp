@@ -1,6 +1,7 @@
 // Auto-delivery against a real handoffd: idle -> context/usage -> parent/deliver -> ack.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <set>
 #include <thread>
 
@@ -208,13 +209,25 @@ TEST_CASE("an unacknowledged delivery survives kill -9 and is resent with the sa
   answer(parent, again, json::object());
 }
 
+TEST_CASE("SIGTERM with a connection open: its reply drains, then the daemon exits 0 without the grace period") {
+  daemon_process d;
+  raw_client idle(d.socket());
+  idle.call("daemon/status", json::object());
+  const auto asked = std::chrono::steady_clock::now();
+  CHECK(d.stop() == 0);
+  CHECK(std::chrono::steady_clock::now() - asked < std::chrono::seconds(2));
+}
+
 TEST_CASE("SIGTERM exits 0 and loses nothing acknowledged") {
   daemon_process d;
   {
     raw_client worker(d.socket());
     complete(worker, "p", "a", "kept across a clean stop");
   }
+  // No connection is open, so nothing needs the 5 s grace period: the daemon stops at once.
+  const auto asked = std::chrono::steady_clock::now();
   CHECK(d.stop() == 0);
+  CHECK(std::chrono::steady_clock::now() - asked < std::chrono::seconds(2));
   CHECK_FALSE(std::filesystem::exists(d.socket()));
   d.start();
   raw_client c(d.socket());
