@@ -1,24 +1,14 @@
 #include "config.hpp"
 
-#include <cstdlib>
 #include <stdexcept>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
+#include "protocol/default_paths.hpp"
+
 namespace handoff::daemon {
 namespace {
-
-std::filesystem::path env_path(const char* name) {
-  const char* v = std::getenv(name);
-  return (v != nullptr && *v != '\0') ? std::filesystem::path(v) : std::filesystem::path();
-}
-
-std::filesystem::path home_dir() {
-  auto home = env_path("HOME");
-  if (home.empty()) throw std::runtime_error("HOME is not set; pass the directories explicitly");
-  return home;
-}
 
 void add_caps(CLI::App& app, surface_caps& caps, const std::string& prefix, const std::string& what) {
   app.add_option("--" + prefix + "-result-bytes", caps.per_result_bytes,
@@ -77,22 +67,12 @@ void add_options(CLI::App& app, config& cfg) {
 }
 
 void resolve_defaults(config& cfg) {
-  if (cfg.socket_path.empty()) {
-    auto runtime = env_path("XDG_RUNTIME_DIR");
-    if (runtime.empty())
-      throw std::runtime_error("XDG_RUNTIME_DIR is not set; pass --socket PATH");
-    cfg.socket_path = runtime / "handoff" / "handoffd.sock";
-  }
-  if (cfg.artifact_dir.empty()) {
-    auto agent = env_path("PI_CODING_AGENT_DIR");
-    if (agent.empty()) agent = home_dir() / ".pi" / "agent";
-    cfg.artifact_dir = agent / "cache" / "openpi" / "subagent-results";
-  }
-  if (cfg.queue_dir.empty()) {
-    auto state = env_path("XDG_STATE_HOME");
-    if (state.empty()) state = home_dir() / ".local" / "state";
-    cfg.queue_dir = state / "handoff" / "queue";
-  }
+  if (cfg.socket_path.empty() && (cfg.socket_path = rpc::default_socket_path()).empty())
+    throw std::runtime_error("XDG_RUNTIME_DIR is not set; pass --socket PATH");
+  if (cfg.artifact_dir.empty() && (cfg.artifact_dir = rpc::default_artifact_dir()).empty())
+    throw std::runtime_error("neither PI_CODING_AGENT_DIR nor HOME is set; pass --artifact-dir DIR");
+  if (cfg.queue_dir.empty() && (cfg.queue_dir = rpc::default_queue_dir()).empty())
+    throw std::runtime_error("neither XDG_STATE_HOME nor HOME is set; pass --queue-dir DIR");
   cfg.socket_path = std::filesystem::absolute(cfg.socket_path);
   cfg.artifact_dir = std::filesystem::absolute(cfg.artifact_dir);
   cfg.queue_dir = std::filesystem::absolute(cfg.queue_dir);

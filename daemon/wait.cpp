@@ -82,8 +82,15 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   result.timed_out = timed_out;
   for (const auto& id : p.child_ids) {
     child& c = after.children.at(id);
-    if (c.state == child_state::running) result.pending.push_back(id);
-    else if (c.state == child_state::completed && !c.reserved) taken.push_back(&c);
+    switch (c.state) {
+      case child_state::running: result.pending.push_back(id); break;
+      case child_state::completed:
+        if (!c.reserved) taken.push_back(&c);
+        break;
+      case child_state::delivering:
+      case child_state::delivered: result.already_delivered.push_back(id); break;
+      case child_state::cancelled: result.cancelled.push_back(id); break;
+    }
   }
   std::sort(taken.begin(), taken.end(), [](const child* a, const child* b) { return a->held->seq < b->held->seq; });
   std::vector<held_result> held;
@@ -138,7 +145,9 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
     mark_delivered(*pr, admitted);
     asio::post(pool_, [this, admitted] {
       try {
-        queue_.consume(admitted);
+        // What the disk refused stays on disk and is delivered again after a restart: say so.
+        for (const auto& problem : queue_.consume(admitted))
+          spdlog::warn("consumed results not removed from the queue: {}", problem);
       } catch (const std::exception& e) {
         spdlog::error("could not remove consumed results from the queue: {}", e.what());
       }

@@ -153,6 +153,8 @@ struct wait_result {
   batch_dto batch;                      // flattened on the wire: sections, text, deferred, budget
   bool timed_out = false;               // timedOut: returned at timeoutMs with children pending
   std::vector<std::string> pending;     // pending: listed children not completed yet
+  std::vector<std::string> already_delivered;  // alreadyDelivered: delivered before this wait (not repeated)
+  std::vector<std::string> cancelled;   // cancelled: listed children the parent cancelled
 };
 
 struct cancel_params {

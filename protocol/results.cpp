@@ -100,6 +100,8 @@ json encode(const wait_result& v) {
   json j = encode(v.batch);
   j["timedOut"] = v.timed_out;
   j["pending"] = v.pending;
+  j["alreadyDelivered"] = v.already_delivered;
+  j["cancelled"] = v.cancelled;
   return j;
 }
 
@@ -109,6 +111,9 @@ wait_result decode_wait_result(const json& j) {
   field_reader r(j, "", "result");
   v.timed_out = r.boolean("timedOut");
   v.pending = r.string_list("pending");
+  // Added in 0.1.1; an older daemon leaves them out.
+  if (j.contains("alreadyDelivered")) v.already_delivered = r.string_list("alreadyDelivered");
+  if (j.contains("cancelled")) v.cancelled = r.string_list("cancelled");
   return v;
 }
 

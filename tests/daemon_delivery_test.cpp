@@ -70,6 +70,15 @@ TEST_CASE("idle parent: usage asked, batch delivered, acknowledged, queue emptie
   for (int i = 0; i < 100 && queued(worker) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(queued(worker) == 0);
   CHECK(worker.call("subagent/check", {{"parentId", "p"}, {"childId", "a"}})["result"]["state"] == "delivered");
+
+  // A later wait on the delivered children says where their results went instead of nothing.
+  worker.call("subagent/started", {{"parentId", "p"}, {"childId", "c"}});
+  worker.call("subagent/cancel", {{"parentId", "p"}, {"childIds", {"c"}}});
+  json w = worker.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"a", "b", "c"}}, {"timeoutMs", 0}})["result"];
+  CHECK(w["sections"].empty());
+  CHECK(w["alreadyDelivered"] == json::array({"a", "b"}));
+  CHECK(w["cancelled"] == json::array({"c"}));
+  CHECK(w["pending"].empty());
 }
 
 TEST_CASE("a completion arriving while the parent is idle is delivered without another event") {

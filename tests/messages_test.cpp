@@ -486,10 +486,12 @@ TEST_CASE("messages: a batch is written with the documented camelCase names") {
 }
 
 TEST_CASE("messages: results are written with the documented names") {
-  rpc::wait_result w{sample_batch(), true, {"c4", "c5"}};
+  rpc::wait_result w{sample_batch(), true, {"c4", "c5"}, {"c1"}, {"c2"}};
   const json wj = rpc::encode(w);
   CHECK(wj["timedOut"] == true);
   CHECK(wj["pending"] == json{"c4", "c5"});
+  CHECK(wj["alreadyDelivered"] == json{"c1"});
+  CHECK(wj["cancelled"] == json{"c2"});
   CHECK(wj["sections"].size() == 3);  // the batch is flattened into the result
   CHECK(wj.contains("budget"));
 
@@ -618,11 +620,18 @@ TEST_CASE("messages: results round-trip from daemon encoders to client decoders"
   CHECK(running_back.status.empty());
   CHECK_FALSE(running_back.bytes);
 
-  const rpc::wait_result wait{sample_batch(), true, {"late"}};
+  const rpc::wait_result wait{sample_batch(), true, {"late"}, {"earlier"}, {"dropped"}};
   auto wait_back = rpc::decode_wait_result(rpc::encode(wait));
   check_same(wait_back.batch, wait.batch);
   CHECK(wait_back.timed_out);
   CHECK(wait_back.pending == std::vector<std::string>{"late"});
+  CHECK(wait_back.already_delivered == std::vector<std::string>{"earlier"});
+  CHECK(wait_back.cancelled == std::vector<std::string>{"dropped"});
+  // A daemon from before these fields leaves them out; that reads as none.
+  json old_wait = rpc::encode(wait);
+  old_wait.erase("alreadyDelivered");
+  old_wait.erase("cancelled");
+  CHECK(rpc::decode_wait_result(old_wait).already_delivered.empty());
 
   auto cancel_back = rpc::decode_cancel_result(rpc::encode(rpc::cancel_result{{"a", "b"}, 1}));
   CHECK(cancel_back.cancelled == std::vector<std::string>{"a", "b"});
@@ -658,7 +667,7 @@ TEST_CASE("messages: results round-trip from daemon encoders to client decoders"
 }
 
 TEST_CASE("messages: client-side decoders name the field too") {
-  json wait = rpc::encode(rpc::wait_result{sample_batch(), false, {}});
+  json wait = rpc::encode(rpc::wait_result{sample_batch(), false, {}, {}, {}});
   wait["sections"][1]["artifact"].erase("sha256");
   CHECK(problem([&] { rpc::decode_wait_result(wait); }) == "sections[1].artifact.sha256: required");
 

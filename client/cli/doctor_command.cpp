@@ -13,12 +13,12 @@
 #include <CLI/CLI.hpp>
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/doctor_checks.hpp"
+#include "protocol/default_paths.hpp"
 
 namespace handoff::cli {
 namespace {
@@ -29,23 +29,6 @@ struct doctor_options {
   std::string artifact_dir;  // --artifact-dir: when handoffd does not answer
   std::string queue_dir;     // --queue-dir: likewise
 };
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
-
-// handoffd's defaults (daemon/config.cpp resolve_defaults); empty when HOME is unset.
-fs::path default_artifact_dir() {
-  fs::path agent = env("PI_CODING_AGENT_DIR");
-  if (agent.empty() && !env("HOME").empty()) agent = fs::path(env("HOME")) / ".pi" / "agent";
-  return agent.empty() ? fs::path() : agent / "cache" / "openpi" / "subagent-results";
-}
-fs::path default_queue_dir() {
-  fs::path state = env("XDG_STATE_HOME");
-  if (state.empty() && !env("HOME").empty()) state = fs::path(env("HOME")) / ".local" / "state";
-  return state.empty() ? fs::path() : state / "handoff" / "queue";
-}
 
 // The first of: an option, the daemon's report at `pointer`, the default.
 fs::path pick_dir(const std::string& option, const std::optional<nlohmann::json>& status, const char* pointer,
@@ -137,8 +120,8 @@ int run_doctor(const daemon_options& daemon, const doctor_options& options) {
     d.add(socket_file);
     if (socket_file.severity != finding::level::fail) status = d.ask_daemon(socket);
   }
-  const fs::path artifacts = pick_dir(options.artifact_dir, status, "/store/dir", default_artifact_dir());
-  const fs::path queue = pick_dir(options.queue_dir, status, "/queue/dir", default_queue_dir());
+  const fs::path artifacts = pick_dir(options.artifact_dir, status, "/store/dir", rpc::default_artifact_dir());
+  const fs::path queue = pick_dir(options.queue_dir, status, "/queue/dir", rpc::default_queue_dir());
   d.check_area(artifacts, "artifact dir", 0, status.has_value());
   d.check_area(queue, "queue dir", 1, status.has_value());
 

@@ -24,7 +24,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -37,6 +36,7 @@
 #include "engine/artifact_store.hpp"
 #include "engine/projection.hpp"
 #include "engine/sha256.hpp"
+#include "protocol/default_paths.hpp"
 
 namespace handoff::cli {
 namespace {
@@ -44,30 +44,12 @@ namespace {
 struct project_options {
   std::string input = "-";
   projection_limits limits;  // 16384 bytes, 600 lines, 0.75 (projection.hpp)
-  std::string artifact_dir;  // empty: default_artifact_dir()
+  std::string artifact_dir;  // empty: rpc::default_artifact_dir()
   bool json = false;
 };
 
 void complain(const std::string& what) {
   std::fprintf(stderr, "handoff project: %s\n", what.c_str());
-}
-
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? std::string() : std::string(value);
-}
-
-// ${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results: where Pi's own agent
-// cache lives, so the parent's `read` tool reaches the artifacts. Empty when neither
-// PI_CODING_AGENT_DIR nor HOME is set.
-std::filesystem::path default_artifact_dir() {
-  std::filesystem::path agent = env_or_empty("PI_CODING_AGENT_DIR");
-  if (agent.empty()) {
-    const std::string home = env_or_empty("HOME");
-    if (home.empty()) return {};
-    agent = std::filesystem::path(home) / ".pi" / "agent";
-  }
-  return agent / "cache" / "openpi" / "subagent-results";
 }
 
 // All bytes of `path` ("-": standard input), or nullopt after saying why.
@@ -102,7 +84,7 @@ std::optional<std::string> read_all(const std::string& path) {
 // with the reason, which the footer then prints.
 artifact_ref save_full_text(std::string_view text, const std::string& dir_option) {
   const std::filesystem::path dir =
-      dir_option.empty() ? default_artifact_dir() : std::filesystem::path(dir_option);
+      dir_option.empty() ? rpc::default_artifact_dir() : std::filesystem::path(dir_option);
   if (dir.empty()) {
     return artifact_ref{false, {}, sha256_hex(text), "HOME is not set and no --artifact-dir given"};
   }

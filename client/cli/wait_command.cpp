@@ -36,6 +36,9 @@ int run_wait(const daemon_options& daemon, wait_options& options) {
     const rpc::wait_result result = c.wait(options.params);
     const bool ok = options.json ? print_json("wait", rpc::encode(result)) : print("wait", result.batch.text);
     if (!ok) return exit_failure;
+    if (!options.json && !result.already_delivered.empty())
+      report("wait", "already delivered earlier, not repeated: " + join(result.already_delivered));
+    if (!options.json && !result.cancelled.empty()) report("wait", "cancelled: " + join(result.cancelled));
     if (result.timed_out && !result.pending.empty()) {
       report("wait", "timed out; still pending: " + join(result.pending));
       return exit_wait_timeout;

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "protocol/default_paths.hpp"
+
 namespace handoff::client {
 namespace {
 
@@ -47,7 +49,7 @@ client_error from_error_object(const nlohmann::json& error) {
 
 std::filesystem::path default_socket_path() {
   if (auto explicit_path = env_path("HANDOFF_SOCKET"); !explicit_path.empty()) return explicit_path;
-  if (auto runtime = env_path("XDG_RUNTIME_DIR"); !runtime.empty()) return runtime / "handoff" / "handoffd.sock";
+  if (auto standard = rpc::default_socket_path(); !standard.empty()) return standard;
   throw client_error(error_kind::daemon_absent,
                      "no handoffd socket known: neither HANDOFF_SOCKET nor XDG_RUNTIME_DIR is set; pass the "
                      "socket path (--socket PATH)");

@@ -204,6 +204,10 @@ export interface WaitResult extends Batch {
   timedOut: boolean;
   /** Listed children not completed yet. */
   pending: string[];
+  /** Listed children whose results were delivered before this wait (not repeated here). */
+  alreadyDelivered?: string[];
+  /** Listed children the parent cancelled. */
+  cancelled?: string[];
 }
 
 export interface CancelParams {
