@@ -38,8 +38,9 @@ std::vector<child*> registry::deliverable(parent& p, bool skip_claimed) {
   for (auto& [id, c] : p.children) {
     if (c.state != child_state::completed || c.reserved) continue;
     if (skip_claimed) {
+      const std::string& child_id = id;  // clang 14 cannot capture a structured binding
       bool claimed = std::any_of(p.waiters.begin(), p.waiters.end(), [&](const waiter* w) {
-        return std::find(w->child_ids.begin(), w->child_ids.end(), id) != w->child_ids.end();
+        return std::find(w->child_ids.begin(), w->child_ids.end(), child_id) != w->child_ids.end();
       });
       if (claimed) continue;
     }

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/json_fast_path.hpp"
 #include "protocol/jsonrpc.hpp"
 
 namespace handoff::rpc {
@@ -108,6 +109,9 @@ class bounded_dom final : public nlohmann::json_sax<nlohmann::json> {
 }  // namespace
 
 nlohmann::json parse_json(std::string_view text, std::size_t max_depth) {
+  // Most frames are plain valid JSON: the fast path builds them. Anything else, errors
+  // included, is decided (and described) by nlohmann's parser below.
+  if (auto fast = parse_json_fast(text, max_depth)) return std::move(*fast);
   bounded_dom dom(max_depth);
   const bool ok = nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &dom);
   if (!ok) throw rpc_error(errc::parse_error, "invalid JSON");  // binary(): not reachable from text

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "protocol/json_dump.hpp"
 #include "protocol/json_parse.hpp"
 
 namespace handoff::rpc {
@@ -24,8 +25,10 @@ bool valid_error_object(const json& e) {
   return code != e.end() && code->is_number_integer() && text != e.end() && text->is_string();
 }
 
-// Serializes a value we send. Strings that are not UTF-8 become U+FFFD instead of throwing.
+// Serializes a value we send. Strings that are not UTF-8 become U+FFFD instead of throwing
+// (nlohmann's dump does that; the fast writer covers everything else, byte for byte the same).
 void append(std::string& out, const json& value) {
+  if (append_json(out, value)) return;
   out += value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

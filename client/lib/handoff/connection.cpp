@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "protocol/default_paths.hpp"
+#include "protocol/json_dump.hpp"
 
 namespace handoff::client {
 namespace {
@@ -28,7 +29,12 @@ std::string strict_message(const nlohmann::json& id, std::string_view method, co
   if (!id.is_null()) out += R"("id":)" + id.dump() + ",";
   out += R"("method":)" + nlohmann::json(method).dump();
   try {
-    if (!params.is_null()) out += R"(,"params":)" + params.dump();
+    if (!params.is_null()) {
+      out += R"(,"params":)";
+      // The fast writer copies a long finalText in runs (a 1 MiB text: ~2 ms against ~10 ms for
+      // dump()); it declines invalid UTF-8, which dump() then refuses with its message.
+      if (!rpc::append_json(out, params)) out += params.dump();
+    }
   } catch (const nlohmann::json::type_error& e) {
     const std::string_view what = e.what();  // "[json.exception.type_error.316] invalid UTF-8 byte at ..."
     throw std::invalid_argument(std::string(method) + ": not sent, a string in it is not valid UTF-8 (" +

@@ -1,0 +1,316 @@
+// End-to-end latency through the socket with a real handoffd, next to its floors, in one run:
+//   1. small requests (daemon/status, which reads its counters on the worker pool, and
+//      subagent/started, which touches neither disk nor pool) against raw Unix-socket
+//      ping-pongs of the same request and reply sizes;
+//   2. subagent/completed + subagent/wait of one result (4 KiB, 37 KiB, 1 MiB), each round
+//      interleaved with its physical floor: the text through a Unix socket, its SHA-256, and a
+//      write + fsync of a file of that size in the same directory as the daemon's store.
+// Interleaving puts both sides of every ratio under the same machine load. Prints markdown.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "bench_daemon.hpp"
+#include "e2e_support.hpp"
+#include "engine/sha256.hpp"
+#include "handoff/client.hpp"
+#include "protocol/json_dump.hpp"
+#include "protocol/json_parse.hpp"
+
+namespace hb = handoff::bench;
+namespace hc = handoff::client;
+
+namespace {
+
+struct settings {
+  std::filesystem::path handoffd = hb::default_handoffd();
+  std::filesystem::path dir;          // where the daemon's store and queue go
+  std::size_t small_rounds = 2000;    // round trips of each small request and its ping-pong
+  std::size_t rounds = 200;           // completed + wait rounds of 4 KiB and 37 KiB
+  std::size_t large_rounds = 60;      // of 1 MiB
+  std::size_t warmup = 5;             // rounds run first and not counted
+};
+
+// ---- 1. a small request against a ping-pong -------------------------------------------------
+
+// One request line on a raw connection to the daemon, and a ping-pong peer that answers the
+// same line with a reply of the same bytes as the daemon's.
+class raw_pair {
+ public:
+  raw_pair(const hb::bench_daemon& daemon, std::string request, const std::string& peer_name)
+      : request_(std::move(request)), daemon_fd_(hb::connect_unix(daemon.socket())) {
+    hb::write_all(daemon_fd_, request_);
+    hb::read_line(daemon_fd_, daemon_buffer_, reply_);
+    if (reply_.find("\"result\"") == std::string::npos) throw std::runtime_error("request failed: " + reply_);
+    peer_.emplace(daemon.dir() / peer_name, [this](int peer) {
+      std::string line;
+      if (!hb::read_line(peer, peer_buffer_, line)) return false;
+      hb::write_all(peer, reply_);
+      return true;
+    });
+    peer_fd_ = hb::connect_unix(peer_->path());
+  }
+  ~raw_pair() {
+    ::close(peer_fd_);
+    ::close(daemon_fd_);
+  }
+  raw_pair(const raw_pair&) = delete;
+  raw_pair& operator=(const raw_pair&) = delete;
+
+  hb::bench_clock::duration daemon_round() { return round(daemon_fd_, daemon_buffer_); }
+  hb::bench_clock::duration peer_round() { return round(peer_fd_, client_buffer_); }
+  std::size_t request_bytes() const { return request_.size(); }
+  std::size_t reply_bytes() const { return reply_.size(); }
+
+ private:
+  hb::bench_clock::duration round(int fd, std::string& buffer) {
+    return hb::time_once([&] {
+      hb::write_all(fd, request_);
+      hb::read_line(fd, buffer, line_);
+    });
+  }
+
+  std::string request_, reply_, line_;
+  int daemon_fd_;
+  int peer_fd_ = -1;
+  std::string daemon_buffer_, client_buffer_;
+  std::string peer_buffer_;  // the peer thread's alone
+  std::optional<hb::unix_peer> peer_;
+};
+
+void small_request(const settings& s, hb::bench_daemon& daemon) {
+  raw_pair status(daemon, R"({"jsonrpc":"2.0","id":1,"method":"daemon/status"})" "\n", "pingpong-status.sock");
+  raw_pair started(daemon,
+                   R"({"jsonrpc":"2.0","id":1,"method":"subagent/started","params":{"parentId":"p","childId":"c"}})"
+                   "\n",
+                   "pingpong-started.sock");
+  hc::options opts;
+  opts.socket = daemon.socket();
+  hc::connection lib(opts);
+
+  hb::samples status_daemon, status_peer, via_library, started_daemon, started_peer;
+  for (std::size_t i = 0; i < s.small_rounds + s.warmup * 10; ++i) {
+    const bool counted = i >= s.warmup * 10;
+    const auto d1 = status.daemon_round();
+    const auto d2 = status.peer_round();
+    const auto d3 = hb::time_once([&] { lib.daemon_status(); });
+    const auto d4 = started.daemon_round();
+    const auto d5 = started.peer_round();
+    if (!counted) continue;
+    status_daemon.add(d1);
+    status_peer.add(d2);
+    via_library.add(d3);
+    started_daemon.add(d4);
+    started_peer.add(d5);
+  }
+
+  std::cout << "### Small requests vs a raw Unix-socket ping-pong of the same sizes\n\n"
+            << "`daemon/status`: request " << status.request_bytes() << " B, reply " << status.reply_bytes()
+            << " B (its counters are read on the worker pool). `subagent/started`: request "
+            << started.request_bytes() << " B, reply " << started.reply_bytes()
+            << " B (no disk, no pool). Each ping-pong peer is a thread that reads the same line and "
+               "writes the daemon's reply; rounds interleaved.\n\n";
+  auto row = [](const std::string& name, const hb::samples& x, double base, const std::string& target) {
+    return std::vector<std::string>{name, std::to_string(x.size()), hb::format_us(x.p50()), hb::format_us(x.p99()),
+                                    hb::format_ratio(x.p50() / base), target};
+  };
+  hb::print_table({"case", "rounds", "p50", "p99", "p50 / its ping-pong", "target"},
+                  {row("ping-pong, `daemon/status` sizes (floor)", status_peer, status_peer.p50(), ""),
+                   row("`daemon/status`, raw socket client", status_daemon, status_peer.p50(), "<= 3x"),
+                   row("`daemon/status`, C++ client library", via_library, status_peer.p50(), ""),
+                   row("ping-pong, `subagent/started` sizes (floor)", started_peer, started_peer.p50(), ""),
+                   row("`subagent/started`, raw socket client", started_daemon, started_peer.p50(), "")});
+}
+
+// ---- 2. one result through completed + wait, and its floor ----------------------------------
+
+struct floor_probe {
+  hb::unix_peer sink;
+  int fd;
+  std::filesystem::path dir;  // same file system as the daemon's store
+  std::size_t files = 0;
+
+  // The peer reads an 8-byte length and that many bytes, then answers one byte.
+  floor_probe(const std::filesystem::path& socket_path, std::filesystem::path file_dir)
+      : sink(socket_path,
+             [](int peer) {
+               std::uint64_t n = 0;
+               hb::read_exactly(peer, reinterpret_cast<char*>(&n), sizeof n);
+               std::vector<char> body(n);
+               hb::read_exactly(peer, body.data(), n);
+               hb::write_all(peer, "k");
+               return true;
+             }),
+        fd(hb::connect_unix(sink.path())),
+        dir(std::move(file_dir)) {}
+  ~floor_probe() { ::close(fd); }
+
+  void send(const std::string& text) const {
+    const std::uint64_t n = text.size();
+    hb::write_all(fd, std::string_view(reinterpret_cast<const char*>(&n), sizeof n));
+    hb::write_all(fd, text);
+    char ack = 0;
+    hb::read_exactly(fd, &ack, 1);
+  }
+  // Writes and fsyncs a new file holding `text`; returns its path (removed by the caller, untimed).
+  std::filesystem::path write_fsync(const std::string& text) {
+    const auto path = dir / ("floor-" + std::to_string(files++) + ".txt");
+    const int f = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (f < 0) throw std::system_error(errno, std::generic_category(), "open " + path.string());
+    hb::write_all(f, text);
+    if (::fsync(f) != 0) throw std::system_error(errno, std::generic_category(), "fsync");
+    ::close(f);
+    return path;
+  }
+};
+
+struct size_result {
+  std::size_t bytes = 0;
+  hb::samples completed, wait, total;
+  hb::samples socket, sha, fsync, floor;
+  // The JSON work of finalText alone: the client's dump, the daemon's parse_json, and
+  // nlohmann's own parser on the same string (what parse_json used before its fast path).
+  hb::samples json_dump, json_fast_dump, json_parse, json_nlohmann;
+};
+
+// Waits (untimed) until the queue holds no result, at most 10 s.
+void settle_queue(hc::connection& c) {
+  for (int i = 0; i < 1000; ++i) {
+    if (c.daemon_status().at("queue").at("results").get<std::size_t>() == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  throw std::runtime_error("the queue did not empty within 10 s");
+}
+
+size_result one_size(const settings& s, hc::connection& c, floor_probe& probe, std::size_t bytes,
+                     std::size_t rounds) {
+  size_result r;
+  r.bytes = bytes;
+  const std::string parent = "bench-parent";
+  for (std::size_t i = 0; i < rounds + s.warmup; ++i) {
+    const bool counted = i >= s.warmup;
+    const std::uint64_t seed = bytes * 100'000 + i;
+    const std::string text = hb::report_text(bytes, seed);
+    handoff::rpc::completed_params done;
+    done.parent_id = parent;
+    done.child_id = "child-" + std::to_string(seed);
+    done.status = "done";
+    done.final_text = text;
+    handoff::rpc::wait_params wait;
+    wait.parent_id = parent;
+    wait.child_ids = {done.child_id};
+
+    const auto t_completed = hb::time_once([&] { c.completed(done); });
+    std::size_t sections = 0;
+    const auto t_wait = hb::time_once([&] { sections = c.wait(wait).batch.sections.size(); });
+    if (sections != 1) throw std::runtime_error("wait returned " + std::to_string(sections) + " sections");
+    // The wait's results leave the queue after its reply (tombstone, unlinks, fsyncs, under the
+    // queue's lock): let that finish so the next completion is timed alone.
+    settle_queue(c);
+
+    const auto t_socket = hb::time_once([&] { probe.send(text); });
+    const auto t_sha = hb::time_once([&] { (void)handoff::sha256_hex(text); });
+    std::filesystem::path written;
+    const auto t_fsync = hb::time_once([&] { written = probe.write_fsync(text); });
+    std::filesystem::remove(written);
+
+    std::string dumped;
+    const auto t_dump = hb::time_once([&] { dumped = nlohmann::json(text).dump(); });
+    std::string fast_dumped;
+    const auto t_fast_dump = hb::time_once([&] { handoff::rpc::append_json(fast_dumped, nlohmann::json(text)); });
+    if (fast_dumped != dumped) throw std::runtime_error("append_json and dump() differ");
+    std::size_t parsed = 0;  // used, so that no parse is optimised away
+    const auto t_parse = hb::time_once([&] { parsed += handoff::rpc::parse_json(dumped, 64).size(); });
+    const auto t_nlohmann = hb::time_once([&] { parsed += nlohmann::json::parse(dumped).size(); });
+    if (parsed != 2) throw std::runtime_error("a parse went wrong");
+    if (!counted) continue;
+    r.completed.add(t_completed);
+    r.wait.add(t_wait);
+    r.total.add(t_completed + t_wait);
+    r.socket.add(t_socket);
+    r.sha.add(t_sha);
+    r.fsync.add(t_fsync);
+    r.floor.add(t_socket + t_sha + t_fsync);
+    r.json_dump.add(t_dump);
+    r.json_fast_dump.add(t_fast_dump);
+    r.json_parse.add(t_parse);
+    r.json_nlohmann.add(t_nlohmann);
+  }
+  return r;
+}
+
+void round_trips(const settings& s, hb::bench_daemon& daemon) {
+  hc::options opts;
+  opts.socket = daemon.socket();
+  hc::connection c(opts);
+  const auto floor_dir = daemon.dir() / "floor";
+  std::filesystem::create_directory(floor_dir);
+  floor_probe probe(daemon.dir() / "sink.sock", floor_dir);
+
+  std::vector<size_result> results;
+  results.push_back(one_size(s, c, probe, 4 * 1024, s.rounds));
+  results.push_back(one_size(s, c, probe, 37 * 1024, s.rounds));
+  results.push_back(one_size(s, c, probe, 1024 * 1024, s.large_rounds));
+
+  std::cout << "### One result: `subagent/completed` + `subagent/wait` vs the floor\n\n"
+            << "C++ client library, one connection; every round a new child with a new text (so the "
+               "queue and the store write new files), started once the previous round's results have "
+               "left the queue. Floor, in the same round: the text through a "
+               "Unix socket + its SHA-256 + write and fsync of a file that size next to the store.\n\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : results) {
+    rows.push_back({hb::format_bytes(r.bytes), std::to_string(r.total.size()), hb::format_us(r.completed.p50()),
+                    hb::format_us(r.wait.p50()), hb::format_us(r.total.p50()), hb::format_us(r.total.p99()),
+                    hb::format_us(r.floor.p50()), hb::format_ratio(r.total.p50() / r.floor.p50()),
+                    r.bytes == 1024 * 1024 ? "<= 3x" : ""});
+  }
+  hb::print_table({"result", "rounds", "completed p50", "wait p50", "both p50", "both p99", "floor p50",
+                   "both / floor (p50)", "target"},
+                  rows);
+
+  std::cout << "Floor and JSON components (p50):\n\n";
+  rows.clear();
+  for (const auto& r : results) {
+    rows.push_back({hb::format_bytes(r.bytes), hb::format_us(r.socket.p50()), hb::format_us(r.sha.p50()),
+                    hb::format_us(r.fsync.p50()), hb::format_us(r.json_dump.p50()), hb::format_us(r.json_fast_dump.p50()),
+                    hb::format_us(r.json_parse.p50()), hb::format_us(r.json_nlohmann.p50())});
+  }
+  hb::print_table({"result", "socket transfer", "SHA-256", "write + fsync", "finalText: nlohmann dump (client today)", "finalText: `rpc::append_json`",
+                   "finalText parse: `parse_json` (daemon)", "finalText parse: nlohmann"},
+                  rows);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  settings s;
+  s.dir = std::filesystem::path(argv[0]).parent_path() / "bench-data";
+  CLI::App app{"handoff end-to-end latency: daemon/status vs ping-pong, completed+wait vs the floor"};
+  app.add_option("--handoffd", s.handoffd, "handoffd to run")->capture_default_str();
+  app.add_option("--dir", s.dir, "Directory (on a real disk) for the daemon's store and queue")->capture_default_str();
+  app.add_option("--small-rounds", s.small_rounds, "daemon/status round trips")->capture_default_str();
+  app.add_option("--rounds", s.rounds, "completed+wait rounds of 4 KiB and 37 KiB")->capture_default_str();
+  app.add_option("--large-rounds", s.large_rounds, "completed+wait rounds of 1 MiB")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    hb::bench_daemon daemon(s.handoffd, s.dir);
+    std::cout << "## handoff end to end: latency through the socket\n\n";
+    hb::print_environment(daemon.dir(), s.handoffd);
+    small_request(s, daemon);
+    round_trips(s, daemon);
+  } catch (const std::exception& e) {
+    std::cerr << "e2e benchmark failed: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,333 @@
+#include "protocol/json_fast_path.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace handoff::rpc {
+namespace {
+
+using json = nlohmann::json;
+
+// Nesting the recursion below may reach before it leaves a document to the slow path (which
+// is iterative): bounds the stack whatever --max-depth says.
+constexpr std::size_t max_recursion = 256;
+
+constexpr std::uint64_t ones = 0x0101010101010101ULL;
+constexpr std::uint64_t highs = 0x8080808080808080ULL;
+
+// True when one of the 8 bytes of `w` ends a plain run: '"', '\\', a control byte (< 0x20) or a
+// non-ASCII byte. Exact (no false positives) for "any of the 8".
+constexpr bool has_special(std::uint64_t w) noexcept {
+  const std::uint64_t quote = w ^ (ones * '"');
+  const std::uint64_t backslash = w ^ (ones * '\\');
+  const std::uint64_t zero_quote = (quote - ones) & ~quote;
+  const std::uint64_t zero_backslash = (backslash - ones) & ~backslash;
+  const std::uint64_t below_space = (w - ones * 0x20) & ~w;
+  return ((zero_quote | zero_backslash | below_space) & highs) != 0 || (w & highs) != 0;
+}
+
+constexpr bool is_plain(unsigned char c) noexcept { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+class parser {
+ public:
+  parser(std::string_view text, std::size_t max_depth)
+      : p_(text.data()), end_(text.data() + text.size()), max_depth_(max_depth) {}
+
+  std::optional<json> document() {
+    json root;
+    if (!value(root, 0)) return std::nullopt;
+    skip_space();
+    if (p_ != end_) return std::nullopt;
+    return root;
+  }
+
+ private:
+  void skip_space() noexcept {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+
+  // `depth`: containers open around this value.
+  bool value(json& out, std::size_t depth) {
+    skip_space();
+    if (p_ == end_) return false;
+    switch (*p_) {
+      case '{': return object(out, depth);
+      case '[': return array(out, depth);
+      case '"': {
+        std::string s;
+        if (!string(s)) return false;
+        out = std::move(s);
+        return true;
+      }
+      case 't': return literal("true", out, true);
+      case 'f': return literal("false", out, false);
+      case 'n': return literal("null", out, nullptr);
+      default: return number(out);
+    }
+  }
+
+  template <class V>
+  bool literal(std::string_view word, json& out, V v) {
+    if (static_cast<std::size_t>(end_ - p_) < word.size() || std::memcmp(p_, word.data(), word.size()) != 0)
+      return false;
+    p_ += word.size();
+    out = v;
+    return true;
+  }
+
+  bool object(json& out, std::size_t depth) {
+    if (depth >= max_depth_ || depth >= max_recursion) return false;
+    ++p_;
+    out = json::object();
+    auto& members = out.get_ref<json::object_t&>();
+    skip_space();
+    if (p_ != end_ && *p_ == '}') {
+      ++p_;
+      return true;
+    }
+    for (;;) {
+      skip_space();
+      if (p_ == end_ || *p_ != '"') return false;
+      std::string key;
+      if (!string(key)) return false;
+      skip_space();
+      if (p_ == end_ || *p_ != ':') return false;
+      ++p_;
+      json v;
+      if (!value(v, depth + 1)) return false;
+      members[std::move(key)] = std::move(v);  // a duplicate key: the last one wins
+      skip_space();
+      if (p_ == end_) return false;
+      if (*p_ == '}') {
+        ++p_;
+        return true;
+      }
+      if (*p_ != ',') return false;
+      ++p_;
+    }
+  }
+
+  bool array(json& out, std::size_t depth) {
+    if (depth >= max_depth_ || depth >= max_recursion) return false;
+    ++p_;
+    out = json::array();
+    auto& items = out.get_ref<json::array_t&>();
+    skip_space();
+    if (p_ != end_ && *p_ == ']') {
+      ++p_;
+      return true;
+    }
+    for (;;) {
+      json v;
+      if (!value(v, depth + 1)) return false;
+      items.push_back(std::move(v));
+      skip_space();
+      if (p_ == end_) return false;
+      if (*p_ == ']') {
+        ++p_;
+        return true;
+      }
+      if (*p_ != ',') return false;
+      ++p_;
+    }
+  }
+
+  // At the opening quote. Plain bytes are copied in runs; escapes decoded; UTF-8 validated with
+  // the ranges of RFC 3629 (no overlongs, no surrogates, nothing above U+10FFFF), as nlohmann does.
+  bool string(std::string& out) {
+    ++p_;
+    for (;;) {
+      const char* run = p_;
+      while (end_ - p_ >= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p_, 8);
+        if (has_special(w)) break;
+        p_ += 8;
+      }
+      while (p_ != end_ && is_plain(static_cast<unsigned char>(*p_))) ++p_;
+      out.append(run, p_);
+      if (p_ == end_) return false;
+      const auto c = static_cast<unsigned char>(*p_);
+      if (c == '"') {
+        ++p_;
+        return true;
+      }
+      if (c == '\\') {
+        if (!escape(out)) return false;
+      } else if (c < 0x20) {
+        return false;
+      } else if (!utf8_sequence(out)) {
+        return false;
+      }
+    }
+  }
+
+  bool escape(std::string& out) {
+    if (end_ - p_ < 2) return false;
+    const char e = p_[1];
+    p_ += 2;
+    switch (e) {
+      case '"': out += '"'; return true;
+      case '\\': out += '\\'; return true;
+      case '/': out += '/'; return true;
+      case 'b': out += '\b'; return true;
+      case 'f': out += '\f'; return true;
+      case 'n': out += '\n'; return true;
+      case 'r': out += '\r'; return true;
+      case 't': out += '\t'; return true;
+      case 'u': break;
+      default: return false;
+    }
+    int cp = hex4();
+    if (cp < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) return false;  // a lone low surrogate
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;  // a lone high surrogate
+      p_ += 2;
+      const int low = hex4();
+      if (low < 0xDC00 || low > 0xDFFF) return false;
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+    }
+    append_utf8(out, static_cast<std::uint32_t>(cp));
+    return true;
+  }
+
+  // Four hex digits, or -1.
+  int hex4() {
+    if (end_ - p_ < 4) return -1;
+    int v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int d = hex_value(p_[i]);
+      if (d < 0) return -1;
+      v = v * 16 + d;
+    }
+    p_ += 4;
+    return v;
+  }
+
+  bool utf8_sequence(std::string& out) {
+    const auto b0 = static_cast<unsigned char>(p_[0]);
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+      n = 2;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+      n = 3;
+      if (b0 == 0xE0) lo = 0xA0;
+      if (b0 == 0xED) hi = 0x9F;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+      n = 4;
+      if (b0 == 0xF0) lo = 0x90;
+      if (b0 == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (static_cast<std::size_t>(end_ - p_) < n) return false;
+    const auto b1 = static_cast<unsigned char>(p_[1]);
+    if (b1 < lo || b1 > hi) return false;
+    for (std::size_t i = 2; i < n; ++i) {
+      const auto b = static_cast<unsigned char>(p_[i]);
+      if (b < 0x80 || b > 0xBF) return false;
+    }
+    out.append(p_, n);
+    p_ += n;
+    return true;
+  }
+
+  // -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?, converted as nlohmann converts it.
+  bool number(json& out) {
+    const char* begin = p_;
+    const bool negative = *p_ == '-';
+    if (negative) ++p_;
+    if (p_ == end_) return false;
+    if (*p_ == '0') {
+      ++p_;
+    } else if (*p_ >= '1' && *p_ <= '9') {
+      while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    } else {
+      return false;
+    }
+    bool integral = true;
+    if (p_ != end_ && *p_ == '.') {
+      integral = false;
+      ++p_;
+      if (!digits()) return false;
+    }
+    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
+      integral = false;
+      ++p_;
+      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      if (!digits()) return false;
+    }
+    if (integral) {
+      if (negative) {
+        std::int64_t v = 0;
+        const auto r = std::from_chars(begin, p_, v);
+        if (r.ec == std::errc() && r.ptr == p_) {
+          out = v;
+          return true;
+        }
+      } else {
+        std::uint64_t v = 0;
+        const auto r = std::from_chars(begin, p_, v);
+        if (r.ec == std::errc() && r.ptr == p_) {
+          out = v;
+          return true;
+        }
+      }
+      // Out of 64-bit range: nlohmann makes it a double, as below.
+    }
+    double d = 0;
+    const auto r = std::from_chars(begin, p_, d);
+    // Overflow (an error there) and underflow (accepted there) are both left to nlohmann.
+    if (r.ec != std::errc() || r.ptr != p_ || !std::isfinite(d)) return false;
+    out = d;
+    return true;
+  }
+
+  bool digits() {
+    const char* start = p_;
+    while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    return p_ != start;
+  }
+
+  const char* p_;
+  const char* end_;
+  std::size_t max_depth_;
+};
+
+}  // namespace
+
+std::optional<nlohmann::json> parse_json_fast(std::string_view text, std::size_t max_depth) {
+  return parser(text, max_depth).document();
+}
+
+}  // namespace handoff::rpc

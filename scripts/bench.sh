@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Every benchmark of issue 6, in a Release build, printed as markdown tables of medians and
+# ratios measured side by side in the same run (absolute times are not comparable between runs
+# on a shared machine; the ratios are what the README quotes).
+#
+#   scripts/bench.sh [STEP...]      STEP: projection, e2e (default: all, in that order)
+#
+#   projection  handoff's projection (bench/projection_bench.cpp, Google Benchmark) against a
+#               memchr pass, an OpenSSL SHA-256 pass and Pi's own truncateHead + truncateTail
+#               run by Node in-process (bench/pi_truncate.mjs) on byte-identical inputs
+#   e2e         through the socket with a real daemon, load, memory: scripts/bench_e2e.sh
+#
+# Each step builds what it needs and prints its own section. Environment:
+#   HANDOFF_BENCH_BUILD_DIR    build directory (default build-bench/, never build/)
+#   HANDOFF_BENCH_JOBS         build parallelism (default: the build tool's)
+#   HANDOFF_BENCH_REPETITIONS  Google Benchmark repetitions the medians are taken over (10)
+# Installs nothing beyond scripts/setup.sh and Pi's npm package (npm ci --prefix client/pi).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${HANDOFF_BENCH_BUILD_DIR:-$root/build-bench}"
+results="$build/bench-results"
+repetitions="${HANDOFF_BENCH_REPETITIONS:-10}"
+
+configure() {
+  "$root/scripts/setup.sh"
+  # No tests here: build/ and the test scripts own them, and configuring them costs time.
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHANDOFF_BUILD_BENCH=ON \
+    -DHANDOFF_BUILD_TESTS=OFF >/dev/null
+  mkdir -p "$results"
+}
+
+# Quiet when it works; ninja prints compiler errors on stdout, so they are shown on failure.
+build_targets() {
+  cmake --build "$build" --parallel ${HANDOFF_BENCH_JOBS:-} --target "$@" >"$results/build.log" 2>&1 ||
+    { cat "$results/build.log" >&2; return 1; }
+}
+
+step_projection() {
+  build_targets handoff_bench_projection
+  # Pi's package, pinned by client/pi's lock file; fetched only when it is not there yet.
+  [[ -f $root/client/pi/node_modules/@earendil-works/pi-coding-agent/package.json ]] ||
+    npm ci --prefix "$root/client/pi" --no-audit --no-fund --loglevel=error >/dev/null
+  local bin="$build/bench/handoff_bench_projection" inputs="$results/projection-inputs"
+  "$bin" --dump-inputs "$inputs"
+  # Console output goes to logs (shown on failure); the table is built from the JSON files.
+  "$bin" --benchmark_repetitions="$repetitions" --benchmark_report_aggregates_only=true \
+    --benchmark_out="$results/projection.json" --benchmark_out_format=json \
+    >"$results/projection.log" 2>&1 || { cat "$results/projection.log" >&2; return 1; }
+  node "$root/bench/pi_truncate.mjs" "$inputs" >"$results/pi_truncate.json" \
+    2>"$results/pi_truncate.log" || { cat "$results/pi_truncate.log" >&2; return 1; }
+
+  echo "## Projection: handoff vs the floor and Pi"
+  echo
+  echo "One result delivered by \`subagent/wait\` (16 KiB / 600 lines), medians of wall time;"
+  echo "\`scripts/bench.sh projection\`, $repetitions repetitions, $(date -u +%Y-%m-%d)."
+  echo
+  python3 "$root/bench/projection_table.py" "$results/projection.json" "$results/pi_truncate.json"
+  echo
+}
+
+step_e2e() {
+  echo "## End to end, load, memory"
+  echo
+  HANDOFF_BENCH_BUILD_DIR="$build" "$root/scripts/bench_e2e.sh"
+  echo
+}
+
+steps=("$@")
+((${#steps[@]})) || steps=(projection e2e)
+for s in "${steps[@]}"; do
+  declare -F "step_$s" >/dev/null || { echo "bench.sh: unknown step '$s'" >&2; exit 2; }
+done
+configure
+for s in "${steps[@]}"; do "step_$s"; done
