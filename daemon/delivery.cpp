@@ -126,7 +126,14 @@ asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoin
 asio::awaitable<void> service::flush(std::string parent_param) {
   const std::string parent_id = std::move(parent_param);
   parent* p = registry_.find(parent_id);
-  if (p == nullptr || p->flushing) co_return;
+  if (p == nullptr) co_return;
+  if (p->flushing) {
+    // The running flush may be bound to an endpoint that is going away (a parent that
+    // reconnected right after an acknowledgement) and would end without looking again: once
+    // it ends, another flush runs, on whatever endpoint the parent has then.
+    p->flush_again = true;
+    co_return;
+  }
   auto endpoint = p->endpoint.lock();
   if (!endpoint || !endpoint->is_open()) co_return;
   p->flushing = true;
@@ -134,7 +141,13 @@ asio::awaitable<void> service::flush(std::string parent_param) {
     service* s;
     std::string id;
     ~reset_flag() {
-      if (parent* pr = s->registry_.find(id)) pr->flushing = false;
+      parent* pr = s->registry_.find(id);
+      if (pr == nullptr) return;
+      pr->flushing = false;
+      if (pr->flush_again) {
+        pr->flush_again = false;
+        s->schedule_flush(id, true);
+      }
     }
   } guard{this, parent_id};
 

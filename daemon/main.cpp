@@ -56,7 +56,9 @@ int main(int argc, char** argv) {
   try {
     // First, before any thread runs: it unsets the LISTEN_* variables.
     auto activated = daemon::take_activated_socket();
-    artifact_store store(cfg.artifact_dir);
+    // A store removed or swapped while we run is opened again (or refused) by its path: the
+    // footers must name files that exist where they say.
+    artifact_store store(cfg.artifact_dir, when_moved::reopen);
     pending_queue queue(cfg.queue_dir);
     asio::io_context io(1);
     asio::thread_pool pool(cfg.workers);

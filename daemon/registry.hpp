@@ -46,6 +46,7 @@ struct parent {
   bool idle = false;                   // last parent/state; busy until told otherwise
   bool flushing = false;               // an auto-delivery is in progress
   bool flush_scheduled = false;        // a flush will start after the coalescing delay
+  bool flush_again = false;            // a flush was asked for while one ran: run one after it
   std::map<std::string, child> children;
   std::vector<stored_delivery> unacked;  // sent (or recovered), not acknowledged, oldest first
   std::vector<waiter*> waiters;          // waits in progress on this parent

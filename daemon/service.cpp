@@ -1,6 +1,7 @@
 #include "service.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -206,7 +207,10 @@ asio::awaitable<reply> service::completed(std::shared_ptr<connection>, rpc::comp
     if (c.state == child_state::cancelled) {
       // Nobody wants it any more: consume it right away (it stays a tombstone for resends).
       const std::uint64_t seq = outcome.held.seq;
-      auto consume = [this, seq] { queue_.consume({seq}); };
+      auto consume = [this, seq] {
+        for (const auto& problem : queue_.consume({seq}))
+          spdlog::warn("a cancelled child's result was not removed from the queue: {}", problem);
+      };
       co_await offload(pool_, consume);
     } else if (c.state == child_state::running || !c.held) {
       c.state = child_state::completed;
@@ -267,7 +271,10 @@ asio::awaitable<reply> service::cancel(std::shared_ptr<connection>, rpc::cancel_
       c.held.reset();
     }
   }
-  auto consume = [this, &consumed] { queue_.consume(consumed); };
+  auto consume = [this, &consumed] {
+    for (const auto& problem : queue_.consume(consumed))
+      spdlog::warn("cancelled results not removed from the queue: {}", problem);
+  };
   if (!consumed.empty()) co_await offload(pool_, consume);
   result.consumed = consumed.size();
   wake_waiters(par);
@@ -310,10 +317,12 @@ asio::awaitable<reply> service::artifact_read(std::shared_ptr<connection>, rpc::
 
 asio::awaitable<reply> service::status(std::shared_ptr<connection>, const json&) {
   auto counts = registry_.count();
-  auto queue_stats = [this] { return queue_.statistics(); };
-  auto store_stats = [this] { return store_status(store_.dir()); };
-  auto disk = co_await offload(pool_, queue_stats);
-  auto store = co_await offload(pool_, store_stats);
+  // One trip to the pool for both: each trip is two thread hand-offs, which cost more than the
+  // work itself on a busy machine (bench/e2e_latency.cpp, daemon/status vs a ping-pong).
+  auto disk_stats = [this] { return std::make_pair(queue_.statistics(), store_status(store_.dir())); };
+  auto stats = co_await offload(pool_, disk_stats);
+  const auto& disk = stats.first;
+  auto& store = stats.second;
   auto uptime = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_at_);
   json result = {
       {"version", handoff_version},

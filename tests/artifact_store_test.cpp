@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 using handoff::artifact_ref;
 using handoff::artifact_store;
 using handoff::sha256_hex;
+using handoff::when_moved;
 using namespace handoff::test;
 
 namespace {
@@ -291,20 +292,42 @@ TEST_CASE("a store directory that is a symlink, open to others or not ours is re
   }
 }
 
-TEST_CASE("writes stay in the opened directory when its path is swapped for a symlink") {
+TEST_CASE("a store whose path is swapped for a symlink saves nothing rather than name a wrong path") {
   temp_dir tmp;
   const fs::path dir = tmp.path() / "store";
+  const fs::path moved = tmp.path() / "store.moved";
   const fs::path decoy = tmp.path() / "decoy";
-  artifact_store store(dir);
-  fs::create_directory(decoy);
-  fs::rename(dir, tmp.path() / "store.moved");
-  fs::create_directory_symlink(decoy, dir);
-
   const std::string text = "after the swap\n";
-  const artifact_ref ref = store.save(text);
-  CHECK(ref.saved);
-  CHECK(names_in(decoy).empty());
-  CHECK(read_file(tmp.path() / "store.moved" / (sha256_hex(text) + ".txt")) == text);
+  for (const when_moved mode : {when_moved::refuse, when_moved::reopen}) {
+    CAPTURE(static_cast<int>(mode));
+    fs::remove_all(dir);
+    fs::remove_all(moved);
+    fs::remove_all(decoy);
+    artifact_store store(dir, mode);
+    fs::create_directory(decoy);
+    fs::rename(dir, moved);
+    fs::create_directory_symlink(decoy, dir);
+
+    // The footer would show dir/<sha>.txt, which now leads into the decoy: nothing is saved.
+    const artifact_ref ref = store.save(text);
+    CHECK_FALSE(ref.saved);
+    CHECK(ref.path.empty());
+    CHECK(ref.error.find("replaced by a symlink") != std::string::npos);
+    CHECK_FALSE(store.open(sha256_hex(text)).has_value());
+    CHECK(names_in(decoy).empty());
+    CHECK(names_in(moved).empty());
+
+    // The symlink goes: a store that reopens creates the directory again (0700) and saves there.
+    fs::remove(dir);
+    const artifact_ref after = store.save(text);
+    CHECK(after.saved == (mode == when_moved::reopen));
+    if (mode == when_moved::reopen) {
+      CHECK(read_file(dir / (sha256_hex(text) + ".txt")) == text);
+      CHECK(mode_of(dir) == 0700);
+    } else {
+      CHECK(after.error.find("was removed") != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("artifact names come only from the hash, never from the text or a client") {

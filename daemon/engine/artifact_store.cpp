@@ -1,6 +1,10 @@
 #include "engine/artifact_store.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include "engine/atomic_file.hpp"
 #include "engine/posix_io.hpp"
@@ -42,14 +46,75 @@ existing check_existing(int dir_fd, const std::string& name, const std::string& 
   return {existing::verdict::same, {}};
 }
 
-}  // namespace
-
-artifact_store::artifact_store(std::filesystem::path dir) : dir_(normalize_dir(dir)) {
-  dir_fd_ = open_private_dir(dir_, "artifact dir").release();
+bool same_inode(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-artifact_store::~artifact_store() {
-  if (dir_fd_ >= 0) ::close(dir_fd_);
+// Whether the path a footer will show reaches the file at `name` in `dir_fd`: false when the
+// directory was moved or swapped for a symlink after the file was written.
+bool shown_path_holds(int dir_fd, const std::string& name, const std::string& shown) {
+  struct stat written {};
+  struct stat reached {};
+  return ::fstatat(dir_fd, name.c_str(), &written, AT_SYMLINK_NOFOLLOW) == 0 &&
+         ::fstatat(AT_FDCWD, shown.c_str(), &reached, AT_SYMLINK_NOFOLLOW) == 0 &&
+         same_inode(written, reached);
+}
+
+}  // namespace
+
+struct artifact_store::opened {
+  unique_fd fd;
+  struct stat st {};  // at open: identity, owner, mode
+
+  opened(const std::filesystem::path& dir, std::string_view dir_name)
+      : fd(open_private_dir(dir, dir_name)) {
+    if (::fstat(fd.get(), &st) != 0) throw fs_error(errno, "checking " + dir.string());
+  }
+};
+
+artifact_store::artifact_store(std::filesystem::path dir, when_moved moved, std::string kind)
+    : dir_(normalize_dir(dir)),
+      moved_(moved),
+      kind_(std::move(kind)),
+      dir_name_(kind_ + " dir"),
+      current_(std::make_shared<const opened>(dir_, dir_name_)) {}
+
+artifact_store::~artifact_store() = default;
+
+std::shared_ptr<const artifact_store::opened> artifact_store::directory(std::string& why) const {
+  std::shared_ptr<const opened> held;
+  {
+    std::lock_guard lock(mutex_);
+    held = current_;
+  }
+  struct stat now {};
+  const bool found = ::fstatat(AT_FDCWD, dir_.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0;
+  if (found && S_ISDIR(now.st_mode) && same_inode(now, held->st)) {
+    // Still ours and closed to others? A chmod or chown since the start counts as refusal.
+    if (now.st_uid != ::geteuid() || (now.st_mode & 077) != 0) {
+      why = dir_name_ + " " + dir_.string() + " is now mode " + octal_mode(now.st_mode) +
+            " owned by uid " + std::to_string(now.st_uid) + "; it must be 0700 and ours (chmod 700 " +
+            dir_.string() + ")";
+      return nullptr;
+    }
+    return held;
+  }
+  const std::string what = !found                 ? "was removed"
+                           : S_ISLNK(now.st_mode) ? "was replaced by a symlink"
+                                                  : "was moved or replaced";
+  if (moved_ == when_moved::refuse) {
+    why = dir_name_ + " " + dir_.string() + " " + what + " while handoffd was running; not saving";
+    return nullptr;
+  }
+  try {
+    auto fresh = std::make_shared<const opened>(dir_, dir_name_);
+    std::lock_guard lock(mutex_);
+    current_ = fresh;
+    return fresh;
+  } catch (const std::exception& e) {
+    why = "the " + dir_name_ + " " + what + " while handoffd was running: " + e.what();
+    return nullptr;
+  }
 }
 
 artifact_ref artifact_store::save(std::string_view text) { return save(text, sha256_hex(text)); }
@@ -64,41 +129,52 @@ artifact_ref artifact_store::save(std::string_view text, std::string_view sha256
   }
   const std::string name = ref.sha256 + ".txt";
   const std::string shown = path_of(sha256_hex).string();
-  const auto settle = [&](existing found) {
-    if (found.state == existing::verdict::same) {
+  const std::shared_ptr<const opened> dir = directory(ref.error);
+  if (!dir) return ref;
+  const int dir_fd = dir->fd.get();
+  // Saved only when the path the footer shows reaches what we wrote or verified.
+  const auto publish = [&] {
+    if (shown_path_holds(dir_fd, name, shown)) {
       ref.saved = true;
       ref.path = shown;
     } else {
-      ref.error = found.state == existing::verdict::refused
-                      ? std::move(found.reason)
-                      : "the artifact disappeared right after it was written";
+      ref.error = dir_name_ + " " + dir_.string() +
+                  " was moved or replaced while saving; the text is not at " + shown;
     }
+    return ref;
+  };
+  const auto settle = [&](existing found) {
+    if (found.state == existing::verdict::same) return publish();
+    ref.error = found.state == existing::verdict::refused
+                    ? std::move(found.reason)
+                    : "the " + kind_ + " disappeared right after it was written";
     return ref;
   };
 
   // Identical content was saved before: reuse it, once verified.
-  if (existing found = check_existing(dir_fd_, name, shown, text);
+  if (existing found = check_existing(dir_fd, name, shown, text);
       found.state != existing::verdict::absent) {
     return settle(std::move(found));
   }
   try {
-    if (write_file_atomically(dir_fd_, name, text, publish_mode::no_replace, "the artifact")) {
-      ref.saved = true;
-      ref.path = shown;
-      return ref;
+    if (write_file_atomically(dir_fd, name, text, publish_mode::no_replace, "the " + kind_)) {
+      return publish();
     }
   } catch (const fs_error& e) {
     ref.error = e.what();
     return ref;
   }
   // Someone published the name between our check and our link: trust it only once verified.
-  return settle(check_existing(dir_fd_, name, shown, text));
+  return settle(check_existing(dir_fd, name, shown, text));
 }
 
 std::optional<mapped_file> artifact_store::open(std::string_view sha256_hex) const {
   if (!is_sha256_hex(sha256_hex)) return std::nullopt;
   const std::string name = std::string(sha256_hex) + ".txt";
-  private_file f = open_private_file(dir_fd_, name, name);
+  std::string why;
+  const std::shared_ptr<const opened> dir = directory(why);
+  if (!dir) return std::nullopt;
+  private_file f = open_private_file(dir->fd.get(), name, name);
   if (f.state != private_file::status::ok) return std::nullopt;
   return mapped_file(f.fd.get());
 }

@@ -5,13 +5,19 @@
 // planted at the directory's or a file's name is never followed. Publishing is atomic and never
 // overwrites: O_TMPFILE (or an O_EXCL temp), fsync, linkat, fsync of the directory. An existing
 // file is reused only after its content is verified.
-// Thread-safe: save() and open() touch no shared state but the directory fd, and concurrent
-// saves of one text settle on one file (the loser of the link race verifies the winner's).
+// Before each save and open the path is checked to still lead to the directory we hold (and
+// that one to be ours and 0700), and after a save that the path shown reaches the very file
+// written; a footer never names a path that does not hold its text (see `when_moved`).
+// Thread-safe: save() and open() share only the directory handle (behind a mutex), and
+// concurrent saves of one text settle on one file (the loser of the link race verifies the
+// winner's).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,12 +27,24 @@
 
 namespace handoff {
 
+// What a store does when its path no longer leads to the directory it opened (moved away,
+// removed, replaced by a symlink):
+enum class when_moved {
+  refuse,  // save() reports saved=false and open() finds nothing (the queue's texts/: a text
+           // written anywhere but under the queue's path would be lost at the next start)
+  reopen,  // open the path again with the checks of the constructor (created when missing,
+           // refused when a symlink, not ours or open to others) and use it from then on
+};
+
 class artifact_store {
  public:
   // Opens (creating with 0700, parents included) the store at absolute `dir`. Throws
   // std::runtime_error naming the problem when the directory is a symlink, not ours, open to
   // group/others, or cannot be created.
-  explicit artifact_store(std::filesystem::path dir);
+  // `kind` names what the files are in messages ("artifact": "artifact dir /x is a symlink",
+  // "No space left on device while writing the artifact").
+  explicit artifact_store(std::filesystem::path dir, when_moved moved = when_moved::refuse,
+                          std::string kind = "artifact");
   ~artifact_store();
   artifact_store(const artifact_store&) = delete;
   artifact_store& operator=(const artifact_store&) = delete;
@@ -48,8 +66,16 @@ class artifact_store {
   const std::filesystem::path& dir() const noexcept { return dir_; }
 
  private:
+  struct opened;  // a directory fd and the identity it had when opened
+  // The directory to use now, or nullptr with `why` (see when_moved).
+  std::shared_ptr<const opened> directory(std::string& why) const;
+
   std::filesystem::path dir_;
-  int dir_fd_ = -1;
+  when_moved moved_;
+  std::string kind_;      // "artifact"
+  std::string dir_name_;  // "artifact dir"
+  mutable std::mutex mutex_;              // guards current_ only
+  mutable std::shared_ptr<const opened> current_;
 };
 
 }  // namespace handoff

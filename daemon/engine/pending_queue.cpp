@@ -30,7 +30,7 @@ std::string describe(const completion& c) {
 pending_queue::pending_queue(std::filesystem::path dir)
     : dir_(normalize_dir(dir)),
       dir_fd_(open_private_dir(dir_, what_dir)),
-      texts_(dir_ / "texts"),
+      texts_(dir_ / "texts", when_moved::refuse, "queued text"),
       texts_fd_(open_area(dir_fd_.get(), dir_, "texts")),
       records_fd_(open_area(dir_fd_.get(), dir_, "records")),
       deliveries_fd_(open_area(dir_fd_.get(), dir_, "deliveries")),

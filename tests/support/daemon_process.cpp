@@ -28,13 +28,14 @@ bool socket_accepts(const std::filesystem::path& path) {
 
 }  // namespace
 
-daemon_process::daemon_process(std::vector<std::string> extra_args)
+daemon_process::daemon_process(std::vector<std::string> extra_args, std::chrono::milliseconds start_timeout)
     : dir_("handoffd-test"),
       socket_(dir_ / "run/handoffd.sock"),
       artifacts_(dir_ / "artifacts"),
       queue_(dir_ / "queue"),
       log_(dir_ / "handoffd.log"),
-      extra_(std::move(extra_args)) {
+      extra_(std::move(extra_args)),
+      start_timeout_(start_timeout) {
   std::filesystem::create_directory(dir_ / "run");
   std::filesystem::permissions(dir_ / "run", std::filesystem::perms::owner_all,
                                std::filesystem::perm_options::replace);
@@ -66,7 +67,8 @@ void daemon_process::start() {
     ::_exit(127);
   }
   pid_ = pid;
-  for (int i = 0; i < 500; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + start_timeout_;
+  while (std::chrono::steady_clock::now() < deadline) {
     if (socket_accepts(socket_)) return;
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -75,7 +77,8 @@ void daemon_process::start() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  throw std::runtime_error("handoffd did not start listening within 5 s; log:\n" + log());
+  throw std::runtime_error("handoffd did not start listening within " + std::to_string(start_timeout_.count()) +
+                           " ms; log:\n" + log());
 }
 
 void daemon_process::kill_hard() {

@@ -13,8 +13,11 @@ namespace handoff::test {
 
 class daemon_process {
  public:
-  // Starts handoffd with the given extra options and waits until its socket accepts.
-  explicit daemon_process(std::vector<std::string> extra_args = {});
+  // Starts handoffd with the given extra options and waits until its socket accepts, at most
+  // `start_timeout` (here and in every start(); a test that restarts it hundreds of times on a
+  // loaded machine wants more than the default).
+  explicit daemon_process(std::vector<std::string> extra_args = {},
+                          std::chrono::milliseconds start_timeout = std::chrono::seconds(5));
   ~daemon_process();
   daemon_process(const daemon_process&) = delete;
   daemon_process& operator=(const daemon_process&) = delete;
@@ -23,6 +26,7 @@ class daemon_process {
   void kill_hard();                  // SIGKILL, reaped
   int stop();                        // SIGTERM; returns the exit status (or -signal)
   bool running() const noexcept { return pid_ > 0; }
+  pid_t pid() const noexcept { return pid_; }  // the running daemon's, or -1
 
   const std::filesystem::path& socket() const noexcept { return socket_; }
   const std::filesystem::path& artifact_dir() const noexcept { return artifacts_; }
@@ -35,6 +39,7 @@ class daemon_process {
   std::filesystem::path socket_, artifacts_, queue_, log_;
   std::vector<std::string> extra_;
   pid_t pid_ = -1;
+  std::chrono::milliseconds start_timeout_{5000};
 };
 
 }  // namespace handoff::test

@@ -20,8 +20,11 @@ raw_client::raw_client(const std::filesystem::path& socket, framing f) : framing
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket.c_str());
-  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-    throw std::runtime_error("connect(" + socket.string() + "): " + std::strerror(errno));
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    close();  // no destructor runs for a constructor that throws
+    throw std::runtime_error("connect(" + socket.string() + "): " + std::strerror(err));
+  }
 }
 
 raw_client::~raw_client() { close(); }
