@@ -117,7 +117,11 @@ asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoin
     mark_delivered(*p, d.seqs);
     std::erase_if(p->unacked, [&](const stored_delivery& u) { return u.delivery_id == d.delivery_id; });
   }
-  auto complete = [this, &d] { queue_.complete_delivery(d.delivery_id); };
+  auto complete = [this, &d] {
+    for (const auto& problem : queue_.complete_delivery(d.delivery_id))
+      spdlog::warn("delivery {} acknowledged but not removed from the queue (sent again after a restart): {}",
+                   d.delivery_id, problem);
+  };
   co_await offload(pool_, complete);
   spdlog::info("delivery {} to '{}' acknowledged ({} results)", d.delivery_id, d.parent_id, d.seqs.size());
   co_return true;
@@ -137,16 +141,23 @@ asio::awaitable<void> service::flush(std::string parent_param) {
   auto endpoint = p->endpoint.lock();
   if (!endpoint || !endpoint->is_open()) co_return;
   p->flushing = true;
+  ++flushes_running_;
+  // Runs when the flush ends, or when its frame is destroyed with the io_context at exit
+  // (main keeps the service alive until then; schedule_flush does nothing once stopping).
   struct reset_flag {
     service* s;
     std::string id;
     ~reset_flag() {
+      --s->flushes_running_;
       parent* pr = s->registry_.find(id);
       if (pr == nullptr) return;
       pr->flushing = false;
-      if (pr->flush_again) {
-        pr->flush_again = false;
+      if (!pr->flush_again) return;
+      pr->flush_again = false;
+      try {
         s->schedule_flush(id, true);
+      } catch (const std::exception& e) {
+        spdlog::error("could not schedule another auto-delivery for '{}': {}", id, e.what());
       }
     }
   } guard{this, parent_id};

@@ -60,9 +60,17 @@ int main(int argc, char** argv) {
     // footers must name files that exist where they say.
     artifact_store store(cfg.artifact_dir, when_moved::reopen);
     pending_queue queue(cfg.queue_dir);
+    // The service outlives the io_context: coroutines still suspended when the loop stops
+    // (an auto-delivery waiting on the pool, say) are destroyed with the io_context, and their
+    // cleanup reads the service. `stopped` marks it stopping before that, whatever the exit.
+    std::optional<daemon::service> service_storage;
     asio::io_context io(1);
     asio::thread_pool pool(cfg.workers);
-    daemon::service service(cfg, io, pool, store, queue);
+    daemon::service& service = service_storage.emplace(cfg, io, pool, store, queue);
+    struct stop_on_exit {
+      daemon::service& s;
+      ~stop_on_exit() { s.shutdown(); }
+    } stopped{service};
     for (const auto& problem : service.recover()) spdlog::warn("queue recovery: {}", problem);
     // A socket passed by the service manager is its to unlink; only one we bind is ours.
     std::optional<daemon::listener> own_socket;

@@ -54,11 +54,13 @@ void server::stop() {
 }
 
 asio::awaitable<void> server::drain_then_stop() {
-  // Connections close themselves once their replies are written; an idle daemon stops at once.
+  // Connections close themselves once their replies are written, and an auto-delivery in
+  // progress gets its answer (or its connection closes); an idle daemon stops at once.
   // The grace period is the last resort for a client that never reads its replies.
   const auto deadline = std::chrono::steady_clock::now() + shutdown_grace;
   asio::steady_timer tick(io_);
-  while (service_.connections_open() > 0 && std::chrono::steady_clock::now() < deadline) {
+  auto busy = [this] { return service_.connections_open() > 0 || service_.flushes_running() > 0; };
+  while (busy() && std::chrono::steady_clock::now() < deadline) {
     tick.expires_after(shutdown_poll);
     co_await tick.async_wait(as_tuple);
   }

@@ -46,6 +46,7 @@ class service final : public message_sink {
 
   std::size_t connections_open() const noexcept { return connections_; }
   void connection_opened() noexcept { ++connections_; }
+  std::size_t flushes_running() const noexcept { return flushes_running_; }
 
  private:
   using handler = std::function<asio::awaitable<reply>(std::shared_ptr<connection>, const nlohmann::json&)>;
@@ -94,6 +95,7 @@ class service final : public message_sink {
   std::map<std::string, handler, std::less<>> methods_;
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   std::size_t connections_ = 0;
+  std::size_t flushes_running_ = 0;  // auto-deliveries in progress (shutdown lets them finish)
   std::uint64_t delivery_counter_ = 0;
   bool stopping_ = false;
 };

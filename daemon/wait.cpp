@@ -85,7 +85,9 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
     switch (c.state) {
       case child_state::running: result.pending.push_back(id); break;
       case child_state::completed:
-        if (!c.reserved) taken.push_back(&c);
+        // Reserved: on its way to another client; if that fails it comes back, so still pending.
+        if (c.reserved) result.pending.push_back(id);
+        else taken.push_back(&c);
         break;
       case child_state::delivering:
       case child_state::delivered: result.already_delivered.push_back(id); break;

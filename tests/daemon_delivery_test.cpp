@@ -218,13 +218,22 @@ TEST_CASE("an unacknowledged delivery survives kill -9 and is resent with the sa
   answer(parent, again, json::object());
 }
 
-TEST_CASE("SIGTERM with a connection open: its reply drains, then the daemon exits 0 without the grace period") {
+TEST_CASE("SIGTERM during a wait: the waiter is answered shutting_down, then the daemon exits 0 without the grace period") {
   daemon_process d;
-  raw_client idle(d.socket());
+  raw_client idle(d.socket()), waiter(d.socket());
   idle.call("daemon/status", json::object());
+  waiter.call("subagent/started", {{"parentId", "p"}, {"childId", "slow"}});
+  waiter.send({{"jsonrpc", "2.0"}, {"id", 7}, {"method", "subagent/wait"},
+               {"params", {{"parentId", "p"}, {"childIds", {"slow"}}}}});
+  // Requests on one connection start in order, and a wait parks before its first suspension:
+  // once a later request on that connection is answered, the wait is parked.
+  REQUIRE(waiter.call("subagent/check", {{"parentId", "p"}, {"childId", "slow"}})["result"]["state"] == "running");
   const auto asked = std::chrono::steady_clock::now();
   CHECK(d.stop() == 0);
   CHECK(std::chrono::steady_clock::now() - asked < std::chrono::seconds(2));
+  json answer = waiter.read(std::chrono::seconds(5));
+  CHECK(answer["id"] == 7);
+  CHECK(answer["error"]["code"] == -32008);
 }
 
 TEST_CASE("SIGTERM exits 0 and loses nothing acknowledged") {

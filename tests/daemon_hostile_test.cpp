@@ -308,6 +308,25 @@ TEST_CASE("the store swapped for a symlink while results are saved writes nothin
   serves_within(n.socket());
 }
 
+TEST_CASE("a queue directory moved away while results are held: new completions are refused, held ones still delivered") {
+  neighbourhood n;
+  raw_client c(n.socket());
+  const std::string held = "kept through the move\n";
+  REQUIRE(complete(c, "held", held).contains("result"));
+  fs::rename(n.queue, n.tmp / "queue-moved");
+
+  // Acknowledging now would write under a path the next start does not read: refused, -32005.
+  const json refused = complete(c, "late", "written after the move");
+  REQUIRE(refused.contains("error"));
+  CHECK(refused["error"]["code"] == -32005);
+  // What was acknowledged before is read through the directory the daemon holds.
+  const json r = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"held"}}, {"timeoutMs", 20000}});
+  REQUIRE_MESSAGE(r.contains("result"), r.dump());
+  REQUIRE(r["result"]["sections"].size() == 1);
+  CHECK(r["result"]["sections"][0]["text"] == held);
+  CHECK(n.daemon->alive());
+}
+
 TEST_CASE("clients that never read or send a byte a second leave others served in bounded memory") {
   // Bound: the daemon's VmRSS may grow by at most 48 MiB over its warmed-up level while the
   // hostile clients run. Unbounded, the reader that never reads asks for about 100 MiB of

@@ -171,9 +171,14 @@ artifact_ref artifact_store::save(std::string_view text, std::string_view sha256
 std::optional<mapped_file> artifact_store::open(std::string_view sha256_hex) const {
   if (!is_sha256_hex(sha256_hex)) return std::nullopt;
   const std::string name = std::string(sha256_hex) + ".txt";
-  std::string why;
-  const std::shared_ptr<const opened> dir = directory(why);
-  if (!dir) return std::nullopt;
+  // Reads go through the directory held now, wherever its path leads: a queue whose directory
+  // was moved still delivers what it acknowledged, and a read never recreates a removed store.
+  // (Only save() checks the path, because only its answer names one.)
+  std::shared_ptr<const opened> dir;
+  {
+    std::lock_guard lock(mutex_);
+    dir = current_;
+  }
   private_file f = open_private_file(dir->fd.get(), name, name);
   if (f.state != private_file::status::ok) return std::nullopt;
   return mapped_file(f.fd.get());

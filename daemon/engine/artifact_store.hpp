@@ -30,8 +30,9 @@ namespace handoff {
 // What a store does when its path no longer leads to the directory it opened (moved away,
 // removed, replaced by a symlink):
 enum class when_moved {
-  refuse,  // save() reports saved=false and open() finds nothing (the queue's texts/: a text
-           // written anywhere but under the queue's path would be lost at the next start)
+  refuse,  // save() reports saved=false (the queue's texts/: a text written anywhere but
+           // under the queue's path would be lost at the next start); open() still reads
+           // what was saved, through the directory held
   reopen,  // open the path again with the checks of the constructor (created when missing,
            // refused when a symlink, not ours or open to others) and use it from then on
 };
@@ -57,7 +58,8 @@ class artifact_store {
   artifact_ref save(std::string_view text, std::string_view sha256_hex);
 
   // Maps the artifact named `sha256_hex` read-only, or nullopt when it is absent, not a
-  // regular file of ours, or the name is not 64 lowercase hex. Never blocks on a FIFO.
+  // regular file of ours, or the name is not 64 lowercase hex. Never blocks on a FIFO. Reads
+  // the directory held now (the one opened last), without checking where its path leads.
   std::optional<mapped_file> open(std::string_view sha256_hex) const;
 
   // Absolute path an artifact with this hash has (whether or not it exists).

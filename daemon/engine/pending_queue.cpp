@@ -91,7 +91,7 @@ pending_queue::put_outcome pending_queue::put(const completion& c, std::string_v
 }
 
 mapped_file pending_queue::open_text(const held_result& r) const {
-  // texts_ is only read here and its fd never changes: no lock needed.
+  // Reads through the directory opened at start (texts_ never reopens it): no queue lock needed.
   std::optional<mapped_file> text = texts_.open(r.sha256);
   if (!text) {
     throw queue_error("the final text of result " + std::to_string(r.seq) +
