@@ -149,6 +149,10 @@ void bench_daemon::start() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  // Not left running behind us: the constructor throws, so no destructor would stop it.
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
   throw std::runtime_error("handoffd did not listen within 30 s; see " + log);
 }
 

@@ -100,8 +100,8 @@ void check_not_saved(const json& s, const std::string& sha, const std::string& w
 
 TEST_CASE("a client process running as another uid is refused without a word") {
   if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
-    MESSAGE("skipped: needs root and setpriv to run a client as another uid (the in-process "
-            "variant is daemon_bad_input_test's \"a peer with another uid is refused\")");
+    cannot_inject("needs root and setpriv to run a client as another uid (the in-process "
+                  "variant is daemon_bad_input_test's \"a peer with another uid is refused\")");
     return;
   }
   neighbourhood n;
@@ -382,15 +382,11 @@ TEST_CASE("clients that never read or send a byte a second leave others served i
   }
 
   // Others are served meanwhile, promptly, including a cut result's delivery.
-  const auto until = std::chrono::steady_clock::now() + 3s;
-  int served = 0;
-  while (std::chrono::steady_clock::now() < until) {
-    serves_within(n.socket());
-    ++served;
-  }
+  // Each fresh client must be answered within serves_within's deadline; a fixed number of
+  // them (not as many as fit in a time window) keeps the check honest on a loaded machine.
+  for (int served = 0; served < 5; ++served) serves_within(n.socket());
   const std::string other = numbered_report(40000, 700, "other");
   CHECK(complete_and_wait(c, "other", other)["artifact"]["saved"] == true);
-  CHECK(served >= 3);
 
   // The hog is dropped for its outbox; every dribbler is cut off by the frame timeout.
   CHECK(hog.closed_within(10s));

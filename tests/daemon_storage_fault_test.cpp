@@ -161,7 +161,7 @@ void check_store_fault(fault_kind kind) {
   const std::string before_name = handoff::sha256_hex(before) + ".txt";
 
   if (!fault.begin(d.pid(), box.artifacts, box.run / "strace.log")) {
-    MESSAGE("skipped: cannot make ", errno_name(kind), " here: ", fault.why());
+    cannot_inject("cannot make " + std::string(errno_name(kind)) + " here: " + fault.why());
     return;
   }
   const std::string text = numbered_report(300000, 4000, "during");
@@ -214,7 +214,7 @@ void check_queue_fault(fault_kind kind, const char* area) {
   REQUIRE(c.call("subagent/started", {{"parentId", "p"}, {"childId", "lost"}}).contains("result"));
 
   if (!fault.begin(d.pid(), box.queue / area, box.run / "strace.log")) {
-    MESSAGE("skipped: cannot make ", errno_name(kind), " here: ", fault.why());
+    cannot_inject("cannot make " + std::string(errno_name(kind)) + " here: " + fault.why());
     return;
   }
   const std::string text = numbered_report(300000, 4000, "lost");
