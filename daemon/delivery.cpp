@@ -122,7 +122,9 @@ asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoin
       spdlog::warn("delivery {} acknowledged but not removed from the queue (sent again after a restart): {}",
                    d.delivery_id, problem);
   };
+  ++queue_changes_in_flight_;
   co_await offload(pool_, complete);
+  --queue_changes_in_flight_;
   spdlog::info("delivery {} to '{}' acknowledged ({} results)", d.delivery_id, d.parent_id, d.seqs.size());
   co_return true;
 }

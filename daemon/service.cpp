@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include "engine/sha256.hpp"
@@ -316,13 +318,29 @@ asio::awaitable<reply> service::artifact_read(std::shared_ptr<connection>, rpc::
 }
 
 asio::awaitable<reply> service::status(std::shared_ptr<connection>, const json&) {
+  // A status asked after a reply shows that reply's effect on the queue: removals a wait's
+  // answer started on the pool finish first (bounded; they are one fsync per result).
+  if (queue_changes_in_flight_ > 0) {
+    asio::steady_timer tick(io_);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (queue_changes_in_flight_ > 0 && std::chrono::steady_clock::now() < give_up) {
+      tick.expires_after(std::chrono::milliseconds(1));
+      co_await tick.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+    }
+  }
   auto counts = registry_.count();
-  // One trip to the pool for both: each trip is two thread hand-offs, which cost more than the
-  // work itself on a busy machine (bench/e2e_latency.cpp, daemon/status vs a ping-pong).
-  auto disk_stats = [this] { return std::make_pair(queue_.statistics(), store_status(store_.dir())); };
-  auto stats = co_await offload(pool_, disk_stats);
-  const auto& disk = stats.first;
-  auto& store = stats.second;
+  const auto disk = queue_.statistics();  // a snapshot taken as the last change ended
+  // Listing the store takes the pool (two thread hand-offs, more than the work itself on a busy
+  // machine: bench/e2e_latency.cpp); a listing the directory has not changed since is reused.
+  json store;
+  if (auto cached = store_listing_.reuse(store_.dir())) {
+    store = std::move(*cached);
+  } else {
+    const auto listed_at = store_listing::now();
+    auto list = [this] { return store_status(store_.dir()); };
+    store = co_await offload(pool_, list);
+    store_listing_.keep(store_.dir(), store, listed_at);
+  }
   auto uptime = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_at_);
   json result = {
       {"version", handoff_version},

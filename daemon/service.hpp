@@ -21,6 +21,7 @@
 #include "engine/pending_queue.hpp"
 #include "protocol/messages.hpp"
 #include "registry.hpp"
+#include "store_listing.hpp"
 
 namespace handoff::daemon {
 
@@ -95,7 +96,9 @@ class service final : public message_sink {
   std::map<std::string, handler, std::less<>> methods_;
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   std::size_t connections_ = 0;
-  std::size_t flushes_running_ = 0;  // auto-deliveries in progress (shutdown lets them finish)
+  std::size_t flushes_running_ = 0;
+  std::size_t queue_changes_in_flight_ = 0;  // removals running on the pool that no reply awaited
+  store_listing store_listing_;  // daemon/status's last listing of the store, while unchanged  // auto-deliveries in progress (shutdown lets them finish)
   std::uint64_t delivery_counter_ = 0;
   bool stopping_ = false;
 };

@@ -145,6 +145,7 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
       return;
     }
     mark_delivered(*pr, admitted);
+    ++queue_changes_in_flight_;
     asio::post(pool_, [this, admitted] {
       try {
         // What the disk refused stays on disk and is delivered again after a restart: say so.
@@ -153,6 +154,7 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
       } catch (const std::exception& e) {
         spdlog::error("could not remove consumed results from the queue: {}", e.what());
       }
+      asio::post(io_, [this] { --queue_changes_in_flight_; });
     });
   };
   co_return r;

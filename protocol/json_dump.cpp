@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "protocol/utf8_sequence.hpp"
+
 namespace handoff::rpc {
 namespace {
 
@@ -24,30 +26,6 @@ constexpr bool has_special(std::uint64_t w) noexcept {
 
 constexpr bool is_plain(unsigned char c) noexcept { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
 
-// Length of the well-formed UTF-8 sequence at `p` (RFC 3629), or 0.
-std::size_t utf8_length(const unsigned char* p, const unsigned char* end) noexcept {
-  const unsigned char b0 = p[0];
-  std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    n = 3;
-    if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED) hi = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    n = 4;
-    if (b0 == 0xF0) lo = 0x90;
-    if (b0 == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (static_cast<std::size_t>(end - p) < n || p[1] < lo || p[1] > hi) return 0;
-  for (std::size_t i = 2; i < n; ++i)
-    if (p[i] < 0x80 || p[i] > 0xBF) return 0;
-  return n;
-}
-
 // nlohmann's escapes with ensure_ascii off: short forms for \b \t \n \f \r \" \\, \u00xx
 // (lowercase hex) for the other control bytes, everything else as is.
 bool append_string(std::string& out, std::string_view s) {
@@ -67,7 +45,7 @@ bool append_string(std::string& out, std::string_view s) {
     if (p == end) break;
     const unsigned char c = *p;
     if (c >= 0x80) {
-      const std::size_t n = utf8_length(p, end);
+      const std::size_t n = utf8_sequence_length(p, end);
       if (n == 0) return false;
       out.append(reinterpret_cast<const char*>(p), n);
       p += n;

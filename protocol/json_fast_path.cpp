@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "protocol/utf8_sequence.hpp"
+
 namespace handoff::rpc {
 namespace {
 
@@ -234,29 +236,9 @@ class parser {
   }
 
   bool utf8_sequence(std::string& out) {
-    const auto b0 = static_cast<unsigned char>(p_[0]);
-    std::size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-      n = 2;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-      n = 3;
-      if (b0 == 0xE0) lo = 0xA0;
-      if (b0 == 0xED) hi = 0x9F;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-      n = 4;
-      if (b0 == 0xF0) lo = 0x90;
-      if (b0 == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (static_cast<std::size_t>(end_ - p_) < n) return false;
-    const auto b1 = static_cast<unsigned char>(p_[1]);
-    if (b1 < lo || b1 > hi) return false;
-    for (std::size_t i = 2; i < n; ++i) {
-      const auto b = static_cast<unsigned char>(p_[i]);
-      if (b < 0x80 || b > 0xBF) return false;
-    }
+    const auto* p = reinterpret_cast<const unsigned char*>(p_);
+    const std::size_t n = utf8_sequence_length(p, reinterpret_cast<const unsigned char*>(end_));
+    if (n == 0) return false;
     out.append(p_, n);
     p_ += n;
     return true;

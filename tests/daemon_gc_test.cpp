@@ -217,3 +217,33 @@ TEST_CASE("handoff gc --dry-run lists what would go, and handoff gc removes it")
   CHECK(out.find(old) != std::string::npos);
   CHECK_FALSE(in_store(d, old));
 }
+
+TEST_CASE("status counts the store right after every change, also when it answers from its last listing") {
+  daemon_process d;
+  raw_client c(d.socket());
+  auto files = [&] { return c.call("daemon/status", nullptr)["result"]["store"]["files"].get<int>(); };
+  auto save_one = [&](const std::string& child) {
+    REQUIRE(c.call("subagent/completed", {{"parentId", "p"}, {"childId", child}, {"status", "done"},
+                                          {"finalText", numbered_report(30000, 300, child)}})
+                .contains("result"));
+    const json w = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {child}}, {"timeoutMs", 10000}});
+    REQUIRE(w["result"]["sections"][0]["artifact"]["saved"] == true);
+  };
+  CHECK(files() == 0);
+  save_one("a");
+  // Once the directory has been quiet for a while, the listing is kept and reused...
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(files() == 1);
+  CHECK(files() == 1);
+  // ...until the next change: a save, a removal by someone else, a file planted by hand.
+  save_one("b");
+  CHECK(files() == 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(files() == 2);
+  fs::remove(d.artifact_dir() / (handoff::sha256_hex(numbered_report(30000, 300, "a")) + ".txt"));
+  CHECK(files() == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(files() == 1);
+  plant_artifact(d, "planted by hand", std::chrono::seconds(0));
+  CHECK(files() == 2);
+}

@@ -49,6 +49,7 @@ pending_queue::put_outcome pending_queue::put(const completion& c, std::string_v
   const text_shape shape = measure(final_text);
 
   std::lock_guard lock(mutex_);
+  const publish_on_exit publish{*this};
   require_recovered();
   if (const auto it = by_key_.find(key); it != by_key_.end()) {
     if (it->second.held.sha256 != sha) {
@@ -112,6 +113,7 @@ void pending_queue::begin_delivery(const stored_delivery& d) {
                                 std::to_string(max_queue_file_bytes) + " bytes");
   }
   std::lock_guard lock(mutex_);
+  const publish_on_exit publish{*this};
   require_recovered();
   try {
     write_file_atomically(deliveries_fd_.get(), delivery_file_name(d.delivery_id), bytes,
@@ -124,6 +126,7 @@ void pending_queue::begin_delivery(const stored_delivery& d) {
 
 std::vector<std::string> pending_queue::complete_delivery(std::string_view delivery_id) {
   std::lock_guard lock(mutex_);
+  const publish_on_exit publish{*this};
   require_recovered();
   const auto it = deliveries_.find(std::string(delivery_id));
   if (it == deliveries_.end()) return {};
@@ -146,6 +149,7 @@ std::vector<std::string> pending_queue::complete_delivery(std::string_view deliv
 
 std::vector<std::string> pending_queue::consume(const std::vector<std::uint64_t>& seqs) {
   std::lock_guard lock(mutex_);
+  const publish_on_exit publish{*this};
   require_recovered();
   std::vector<std::string> keys;
   for (const std::uint64_t seq : seqs) {
@@ -199,20 +203,31 @@ std::vector<std::string> pending_queue::retire(const std::vector<std::string>& k
 }
 
 pending_queue::stats pending_queue::statistics() const {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(stats_mutex_);
+  return snapshot_;
+}
+
+void pending_queue::publish_stats() noexcept {
   stats s;
   s.results = by_key_.size();
-  std::unordered_set<std::string_view> counted;
-  for (const auto& [key, e] : by_key_) {
-    if (counted.insert(e.held.sha256).second) s.text_bytes += e.held.shape.bytes;
+  try {
+    std::unordered_set<std::string_view> counted;
+    for (const auto& [key, e] : by_key_) {
+      if (counted.insert(e.held.sha256).second) s.text_bytes += e.held.shape.bytes;
+    }
+  } catch (const std::bad_alloc&) {
+    std::lock_guard lock(stats_mutex_);
+    s.text_bytes = snapshot_.text_bytes;  // out of memory: keep the last byte count
   }
   s.deliveries = deliveries_.size();
   s.tombstones = tombstones_.size();
-  return s;
+  std::lock_guard lock(stats_mutex_);
+  snapshot_ = s;
 }
 
 std::size_t pending_queue::expire_tombstones(std::chrono::seconds age) {
   std::lock_guard lock(mutex_);
+  const publish_on_exit publish{*this};
   require_recovered();
   const std::int64_t cutoff = unix_ms_now() - age.count() * 1000;
   std::size_t expired = 0;

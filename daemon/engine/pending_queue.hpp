@@ -126,6 +126,8 @@ class pending_queue {
     std::size_t deliveries = 0;   // unacknowledged deliveries
     std::size_t tombstones = 0;
   };
+  // A snapshot taken after the last change: never waits for a write in progress (so the I/O
+  // thread may call it), and may lag a change being made right now.
   stats statistics() const;
 
   // Forgets tombstones older than `age` (resends after that are treated as new).
@@ -136,6 +138,13 @@ class pending_queue {
  private:
   void require_recovered() const;
   std::vector<std::string> retire(const std::vector<std::string>& keys);
+  // Recounts `snapshot_` from the maps; call with mutex_ held, as a change ends.
+  void publish_stats() noexcept;
+  // Declared after the lock in each changing method, so it publishes before the lock is released.
+  struct publish_on_exit {
+    pending_queue& q;
+    ~publish_on_exit() { q.publish_stats(); }
+  };
 
   std::filesystem::path dir_;
   unique_fd dir_fd_;
@@ -155,6 +164,8 @@ class pending_queue {
   std::unordered_map<std::string, tombstone> tombstones_;        // key -> what was delivered
   std::unordered_map<std::string, std::size_t> text_refs_;       // sha256 -> records using it
   std::unordered_map<std::string, stored_delivery> deliveries_;  // id -> delivery
+  mutable std::mutex stats_mutex_;  // guards snapshot_ only; never held across I/O
+  stats snapshot_;
 };
 
 }  // namespace handoff

@@ -50,6 +50,7 @@ void drop(const area& a, const std::string& name, const std::string& why,
 
 pending_queue::recovered pending_queue::recover(std::vector<std::string>* problems) {
   std::lock_guard lock(mutex_);
+  const publish_on_exit publish{*this};
   if (recovered_) throw std::logic_error("pending_queue::recover() called twice");
   const area texts{texts_fd_.get(), "texts"};
   const area records{records_fd_.get(), "records"};
