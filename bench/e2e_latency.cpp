@@ -115,7 +115,7 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
 
   std::cout << "### Small requests vs a raw Unix-socket ping-pong of the same sizes\n\n"
             << "`daemon/status`: request " << status.request_bytes() << " B, reply " << status.reply_bytes()
-            << " B (its counters are read on the worker pool). `subagent/started`: request "
+            << " B (counters from a snapshot, the store listing reused while unchanged: no pool trip). `subagent/started`: request "
             << started.request_bytes() << " B, reply " << started.reply_bytes()
             << " B (no disk, no pool). Each ping-pong peer is a thread that reads the same line and "
                "writes the daemon's reply; rounds interleaved.\n\n";
