@@ -122,9 +122,15 @@ asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoin
       spdlog::warn("delivery {} acknowledged but not removed from the queue (sent again after a restart): {}",
                    d.delivery_id, problem);
   };
-  ++queue_changes_in_flight_;
-  co_await offload(pool_, complete);
-  --queue_changes_in_flight_;
+  {
+    // Counted while it runs (daemon/status waits for it), however the removal ends.
+    struct in_flight {
+      std::size_t& n;
+      explicit in_flight(std::size_t& count) : n(++count) {}
+      ~in_flight() { --n; }
+    } counted(queue_changes_in_flight_);
+    co_await offload(pool_, complete);
+  }
   spdlog::info("delivery {} to '{}' acknowledged ({} results)", d.delivery_id, d.parent_id, d.seqs.size());
   co_return true;
 }

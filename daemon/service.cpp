@@ -21,6 +21,10 @@ using nlohmann::json;
 using rpc::errc;
 using rpc::rpc_error;
 
+namespace {
+constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
+}  // namespace
+
 template <class Params, class Handler>
 void service::bind(std::string method, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
   methods_.emplace(std::move(method), [this, decode, h](std::shared_ptr<connection> conn,
@@ -325,7 +329,7 @@ asio::awaitable<reply> service::status(std::shared_ptr<connection>, const json&)
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (queue_changes_in_flight_ > 0 && std::chrono::steady_clock::now() < give_up) {
       tick.expires_after(std::chrono::milliseconds(1));
-      co_await tick.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+      co_await tick.async_wait(as_tuple);
     }
   }
   auto counts = registry_.count();
