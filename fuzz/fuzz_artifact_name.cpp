@@ -36,8 +36,13 @@
 #include "engine/utf8.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/messages.hpp"
+#include "pi_read_reference.hpp"  // tests/
 
 namespace {
+
+using handoff::test::pi_read;
+using handoff::test::pi_result;
+using handoff::test::split;
 
 namespace fs = std::filesystem;
 
@@ -138,53 +143,6 @@ std::string expand(std::string_view in) {
     for (std::size_t n = 0; n < bytes / unit.size(); ++n) out.append(unit);
   }
   return out;
-}
-
-std::vector<std::string_view> split(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t start = 0;
-  for (std::size_t nl = text.find('\n'); nl != std::string_view::npos; nl = text.find('\n', start)) {
-    lines.push_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  lines.push_back(text.substr(start));
-  return lines;
-}
-
-std::string join(const std::vector<std::string_view>& lines, std::size_t from, std::size_t to) {
-  std::string out;
-  for (std::size_t i = from; i < to; ++i) {
-    if (i > from) out.push_back('\n');
-    out += lines[i];
-  }
-  return out;
-}
-
-// Pi 0.99's read + truncateHead (as in tests/text_page_test.cpp).
-struct pi_result {
-  std::string content;
-  std::size_t last_line = 0;
-  bool first_line_exceeds = false;
-};
-
-pi_result pi_read(const std::vector<std::string_view>& all, std::size_t offset, std::optional<std::size_t> limit) {
-  const std::size_t start = offset - 1;
-  const std::size_t end = limit ? std::min(start + *limit, all.size()) : all.size();
-  const std::string selected = join(all, start, end);
-  // splitLinesForCounting: "" has no lines; a trailing "\n" does not start one.
-  std::vector<std::string_view> counted = selected.empty() ? std::vector<std::string_view>{} : split(selected);
-  if (!selected.empty() && selected.back() == '\n') counted.pop_back();
-  if (counted.size() <= handoff::read_max_lines && selected.size() <= handoff::read_max_bytes)
-    return {selected, end, false};
-  if (counted.front().size() > handoff::read_max_bytes) return {"", start, true};
-  std::size_t bytes = 0;
-  std::size_t kept = 0;
-  for (; kept < counted.size() && kept < handoff::read_max_lines; ++kept) {
-    const std::size_t cost = counted[kept].size() + (kept > 0 ? 1 : 0);
-    if (bytes + cost > handoff::read_max_bytes) break;
-    bytes += cost;
-  }
-  return {join(counted, 0, kept), start + kept, false};
 }
 
 void check_page(std::string_view text, std::size_t offset, std::optional<std::size_t> limit) {

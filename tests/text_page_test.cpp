@@ -12,63 +12,17 @@
 #include <vector>
 
 #include "engine/utf8.hpp"
+#include "pi_read_reference.hpp"
 
 using handoff::page_request;
 using handoff::read_page;
 using handoff::text_page;
+using handoff::test::join;
+using handoff::test::pi_read;
+using handoff::test::pi_result;
+using handoff::test::split;
 
 namespace {
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', start)) {
-    lines.push_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  lines.push_back(text.substr(start));
-  return lines;
-}
-
-std::string join(const std::vector<std::string>& lines, std::size_t from, std::size_t to) {
-  std::string out;
-  for (std::size_t i = from; i < to; ++i) {
-    if (i > from) out.push_back('\n');
-    out += lines[i];
-  }
-  return out;
-}
-
-// Pi 0.99's read.js and truncateHead, line by line, on whole vectors of strings: what the
-// model sees as content (before Pi's own "[Showing lines ...]" hint) and the last line shown.
-struct pi_result {
-  std::string content;
-  std::size_t last_line = 0;
-  bool first_line_exceeds = false;
-};
-
-pi_result pi_read(const std::string& text, std::size_t offset, std::optional<std::size_t> limit) {
-  const std::vector<std::string> all = split(text);
-  const std::size_t start = offset - 1;
-  const std::size_t end = limit ? std::min(start + *limit, all.size()) : all.size();
-  const std::string selected = join(all, start, end);
-  // splitLinesForCounting: "" has no lines; a trailing "\n" does not start one.
-  std::vector<std::string> counted =
-      selected.empty() ? std::vector<std::string>{} : split(selected);
-  if (!selected.empty() && selected.back() == '\n') counted.pop_back();
-  if (counted.size() <= handoff::read_max_lines && selected.size() <= handoff::read_max_bytes) {
-    return {selected, end, false};
-  }
-  if (counted.front().size() > handoff::read_max_bytes) return {"", start, true};
-  std::size_t bytes = 0;
-  std::size_t kept = 0;
-  for (; kept < counted.size() && kept < handoff::read_max_lines; ++kept) {
-    const std::size_t cost = counted[kept].size() + (kept > 0 ? 1 : 0);
-    if (bytes + cost > handoff::read_max_bytes) break;
-    bytes += cost;
-  }
-  return {join(counted, 0, kept), start + kept, false};
-}
 
 std::string numbered(std::size_t count, std::size_t width, bool trailing_newline) {
   std::string text;
