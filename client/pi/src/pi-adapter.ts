@@ -19,6 +19,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 
 import { HandoffClient, type CallOptions, type ClientEvent, type ReconnectOptions } from "./client.js";
 import { HandoffError } from "./errors.js";
+import { sessionAdapter } from "./session-endpoint.js";
 import {
   ErrorCode,
   type ArtifactReadParams,
@@ -390,8 +391,9 @@ export function createHandoffAdapter(pi: PiApi, options: HandoffAdapterOptions =
 
 /**
  * The stand-alone Pi extension: the session becomes a handoff parent (usage answers, idle/busy,
- * deliveries). Subagent extensions that report children use createHandoffAdapter instead.
+ * deliveries). Subagent extensions that report children use createHandoffAdapter instead. It
+ * shares the session's endpoint with the pi-subagents bridge when both are loaded.
  */
 export default function handoffExtension(pi: ExtensionAPI): void {
-  createHandoffAdapter(pi);
+  sessionAdapter(pi, () => createHandoffAdapter(pi));
 }
