@@ -4,7 +4,7 @@
 // decides what to do with them.
 //
 // Shapes relied on (pi-subagents 0.67.0, src/shared/types.ts and src/runs/background/notify.ts):
-// - foreground: `details.results[]`, one per child, with `index`, `agent`, optional
+// - foreground: `details.results[]`, one per child, with `agent`, optional
 //   `workflowKey`, `exitCode`, optional `error`, and the answer as `finalOutput` or, failing that,
 //   the last assistant message in `messages`;
 // - background: `content` is a string whose first line is what its renderer parses
@@ -49,13 +49,12 @@ export function foregroundChildren(callId: string, details: unknown): ChildAnswe
     if (!isRecord(result)) return;
     const finalText = answerOf(result);
     if (finalText === undefined) return;
-    const index = typeof result.index === "number" ? result.index : position;
     const agent = typeof result.agent === "string" ? result.agent : "subagent";
     const key = typeof result.workflowKey === "string" && result.workflowKey !== "" ? result.workflowKey : undefined;
     const error = typeof result.error === "string" && result.error !== "" ? result.error : undefined;
     const failed = error !== undefined || (typeof result.exitCode === "number" && result.exitCode !== 0);
     children.push({
-      childId: `${callId}/${index}`,
+      childId: `${callId}/${position}`,  // workflow children all have index 0
       title: key === undefined ? agent : `${agent} ${key}`,
       status: failed ? "error" : "done",
       ...(failed ? { error: error ?? `exit code ${String(result.exitCode)}` } : {}),
