@@ -12,7 +12,7 @@ import { resolve } from "node:path";
 import { after, before, test } from "node:test";
 
 import { HandoffClient } from "../../src/client.js";
-import { Daemon, delay, packageRoot } from "../support/daemon.js";
+import { Daemon, delay, eventually, packageRoot } from "../support/daemon.js";
 import { footerReads, readPage, type ReadCall } from "../support/footer-reads.js";
 import { RealPi, type PiEvent } from "../support/real-pi.js";
 import { ScriptedModel, textOf, type ModelRequest, type Reply } from "../support/scripted-model.js";
@@ -40,7 +40,7 @@ function answerOfBytes(bytes: number, tag: string): string {
 const bytesOf = (text: string): number => Buffer.byteLength(text, "utf8");
 
 /** What each child answers, by a tag its task contains. */
-const answers = new Map<string, string>();
+const answers = new Map<string, Reply>();
 
 /**
  * The parent's side of one conversation: its first reply (a `subagent` call), then, for whatever
@@ -120,7 +120,7 @@ before(async () => {
   daemon = await Daemon.start();
   model = await ScriptedModel.start((request) => {
     if (isChild(request)) {
-      for (const [tag, text] of answers) if (request.firstUser.includes(tag)) return { text };
+      for (const [tag, reply] of answers) if (request.firstUser.includes(tag)) return reply;
       return { text: `no scripted answer for: ${request.firstUser.slice(0, 200)}` };
     }
     if (parent === undefined) throw new Error("no parent conversation scripted");
@@ -142,12 +142,13 @@ function startPi(options: { socketPath?: string; extensions?: string[]; piCli?: 
   });
 }
 
-/** Runs one prompt to its end: the parent's final "done" reply. */
+/** Runs one prompt to its end (the parent's final "done" reply, and the run settled). */
 async function converse(pi: RealPi, conversation: Parent, timeoutMs = 120_000): Promise<void> {
   parent = conversation;
   const from = pi.events.length;
   await pi.prompt(conversation.prompt);
-  await pi.waitFor((e) => isAssistantText(e, "done"), timeoutMs, "the parent's final answer", from);
+  const done = await pi.waitFor((e) => isAssistantText(e, "done"), timeoutMs, "the parent's final answer", from);
+  await pi.waitFor((e) => e.type === "agent_settled", 20_000, "the run to settle", pi.events.indexOf(done));
 }
 
 function isAssistantText(event: PiEvent, text: string): boolean {
@@ -174,7 +175,7 @@ function assertMiddleReadBack(conversation: Parent, full: string): void {
 
 test("foreground on Pi 1.6.0: a 146 KB child answer reaches the parent model within 16 KiB, its middle readable", async () => {
   const full = answerOfBytes(146_000, "FGLONG");
-  answers.set("FGLONG", full);
+  answers.set("FGLONG", { text: full });
   // The default extension is loaded too: the bridge shares its endpoint (one registration).
   const pi = await startPi({ extensions: [packageRoot, piSubagents, bridge] });
   try {
@@ -201,7 +202,7 @@ test("foreground on Pi 1.6.0: a 146 KB child answer reaches the parent model wit
 
 test("foreground on Pi 1.6.0: eight parallel children of 50 KB come back as one result within 48 KiB", async () => {
   const tags = Array.from({ length: 8 }, (_, i) => `PARX${i + 1}`);
-  for (const tag of tags) answers.set(tag, answerOfBytes(50_000, tag));
+  for (const tag of tags) answers.set(tag, { text: answerOfBytes(50_000, tag) });
   const children = tags.map((tag) => `{ key: "${tag.toLowerCase()}", agent: "delegate", task: "write ${tag}", async: false }`);
   const script = `const results = await runs.all([${children.join(", ")}]); return results.map((r) => r.output);`;
   const pi = await startPi();
@@ -209,7 +210,7 @@ test("foreground on Pi 1.6.0: eight parallel children of 50 KB come back as one 
     const conversation = new Parent("bound eight children", subagentCall({ workflowScript: script, async: false }));
     await converse(pi, conversation, 240_000);
     const received = conversation.received ?? "";
-    console.log(`foreground 8 x 50 KB: child answers ${tags.length * bytesOf(answers.get(tags[0]!)!)} bytes -> parent model got ${bytesOf(received)} bytes`);
+    console.log(`foreground 8 x 50 KB: child answers ${tags.length * bytesOf(answerOfBytes(50_000, tags[0]!))} bytes -> parent model got ${bytesOf(received)} bytes`);
     assert.ok(bytesOf(received) <= 48 * KiB, `received ${bytesOf(received)} bytes, ending: ${received.slice(-300)}`);
     for (const tag of tags) {
       assert.ok(received.includes(`BEGIN ${tag}\n`), `first line of ${tag}`);
@@ -220,9 +221,29 @@ test("foreground on Pi 1.6.0: eight parallel children of 50 KB come back as one 
   }
 });
 
+test("without the bridge, pi-subagents passes 146 KB and 8 x 50 KB to the parent model whole (the baseline)", async () => {
+  answers.set("BASELONG", { text: answerOfBytes(146_000, "BASELONG") });
+  const tags = Array.from({ length: 8 }, (_, i) => `BASEPAR${i + 1}`);
+  for (const tag of tags) answers.set(tag, { text: answerOfBytes(50_000, tag) });
+  const children = tags.map((tag) => `{ key: "${tag.toLowerCase()}", agent: "delegate", task: "write ${tag}", async: false }`);
+  const pi = await startPi({ extensions: [piSubagents] });
+  try {
+    const single = new Parent("baseline one", subagentCall({ agent: "delegate", task: "write BASELONG", async: false }));
+    await converse(pi, single);
+    const parallel = new Parent("baseline eight", subagentCall({ workflowScript: `const results = await runs.all([${children.join(", ")}]); return results.map((r) => r.output);`, async: false }));
+    await converse(pi, parallel, 240_000);
+    const one = bytesOf(single.received ?? "");
+    const eight = bytesOf(parallel.received ?? "");
+    console.log(`baseline without the bridge: 146 KB child -> parent model got ${one} bytes; 8 x 50 KB -> ${eight} bytes`);
+    assert.ok(one > 146_000 && eight > 8 * 50_000, "pi-subagents does not bound them itself");
+  } finally {
+    await pi.close();
+  }
+});
+
 test("foreground on Pi 1.6.0: a short answer passes byte for byte, without handoff", async () => {
   const short = "SHORTANSWER first line\nsecond line\nSHORTANSWER last line";
-  answers.set("SHORTANSWER", short);
+  answers.set("SHORTANSWER", { text: short });
   const own = await Daemon.start();
   const pi = await startPi({ socketPath: own.socketPath });
   try {
@@ -251,13 +272,17 @@ test("foreground on Pi 1.6.0: a short answer passes byte for byte, without hando
 
 test("background on Pi 0.85.1: a 146 KB answer arrives within 24 KiB with the notice's first line, and only once", async () => {
   const full = answerOfBytes(146_000, "BGLONG");
-  answers.set("BGLONG", full);
+  answers.set("BGLONG", { text: full, delayMs: 3000 });  // long enough to see it running
   const own = await Daemon.start();
   const pi = await startPi({ socketPath: own.socketPath, piCli: pi085Cli });
   try {
     const conversation = new Parent("bound a background child", subagentCall({ agent: "delegate", task: "write BGLONG", async: true }));
     parent = conversation;
     await pi.prompt(conversation.prompt);
+    // subagent:async-started reached handoffd: the run shows as running there.
+    const client = new HandoffClient({ socketPath: own.socketPath, reconnect: false });
+    await client.connect();
+    await eventually("the background run reported started", async () => (await client.status()).children.running === 1 || undefined, 60_000);
     // The launch receipt ends the first run ("done"); the notice later triggers a run of its own.
     const notice = await pi.waitFor(
       (e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "subagent-notify",
@@ -277,15 +302,10 @@ test("background on Pi 0.85.1: a 146 KB answer arrives within 24 KiB with the no
     // Consumed by the bridge's wait: nothing is pending, and no second delivery comes on idle.
     await delay(1500);
     assert.equal(pi.where((e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "handoff").length, 0);
-    const client = new HandoffClient({ socketPath: own.socketPath, reconnect: false });
-    try {
-      await client.connect();
-      const status = await client.status();
-      assert.deepEqual(status.children, { running: 0, completed: 0, delivering: 0, delivered: 1 }, "started, then delivered once");
-      assert.equal(status.queue.results, 0);
-    } finally {
-      client.close();
-    }
+    const status = await client.status();
+    client.close();
+    assert.deepEqual(status.children, { running: 0, completed: 0, delivering: 0, delivered: 1 }, "started, then delivered once");
+    assert.equal(status.queue.results, 0);
   } finally {
     await pi.close();
     await own.dispose();
@@ -294,7 +314,7 @@ test("background on Pi 0.85.1: a 146 KB answer arrives within 24 KiB with the no
 
 test("foreground with handoffd stopped: the full answer arrives with a one-line note", async () => {
   const full = answerOfBytes(146_000, "DOWNLONG");
-  answers.set("DOWNLONG", full);
+  answers.set("DOWNLONG", { text: full });
   const down = await Daemon.start();
   const pi = await startPi({ socketPath: down.socketPath });
   try {
@@ -302,9 +322,9 @@ test("foreground with handoffd stopped: the full answer arrives with a one-line 
     const conversation = new Parent("handoffd is gone", subagentCall({ agent: "delegate", task: "write DOWNLONG", async: false }));
     await converse(pi, conversation);
     const received = conversation.received ?? "";
-    console.log(`foreground 146 KB, handoffd stopped: parent model got ${bytesOf(received)} bytes (unbounded, as without the bridge)`);
-    assert.ok(received.includes(full), "the whole answer");
     const notes = received.split("\n").filter((line) => line.startsWith("[handoff: this result was not bounded"));
+    console.log(`foreground 146 KB, handoffd stopped: parent model got ${bytesOf(received)} bytes, ${bytesOf(notes.join(""))} of them the note`);
+    assert.ok(received.includes(full), "the whole answer");
     assert.equal(notes.length, 1, "one note line");
   } finally {
     await pi.close();
