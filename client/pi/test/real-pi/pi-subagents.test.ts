@@ -221,7 +221,7 @@ test("foreground on Pi 1.6.0: eight parallel children of 50 KB come back as one 
   }
 });
 
-test("without the bridge, pi-subagents passes 146 KB and 8 x 50 KB to the parent model whole (the baseline)", async () => {
+test("without the bridge, pi-subagents passes 146 KB (foreground and background) and 8 x 50 KB to the parent model whole (the baseline)", async () => {
   answers.set("BASELONG", { text: answerOfBytes(146_000, "BASELONG") });
   const tags = Array.from({ length: 8 }, (_, i) => `BASEPAR${i + 1}`);
   for (const tag of tags) answers.set(tag, { text: answerOfBytes(50_000, tag) });
@@ -234,10 +234,28 @@ test("without the bridge, pi-subagents passes 146 KB and 8 x 50 KB to the parent
     await converse(pi, parallel, 240_000);
     const one = bytesOf(single.received ?? "");
     const eight = bytesOf(parallel.received ?? "");
-    console.log(`baseline without the bridge: 146 KB child -> parent model got ${one} bytes; 8 x 50 KB -> ${eight} bytes`);
+    console.log(`baseline without the bridge, foreground (Pi 1.6.0): 146 KB child -> parent model got ${one} bytes; 8 x 50 KB -> ${eight} bytes`);
     assert.ok(one > 146_000 && eight > 8 * 50_000, "pi-subagents does not bound them itself");
   } finally {
     await pi.close();
+  }
+  answers.set("BASEBG", { text: answerOfBytes(146_000, "BASEBG") });
+  const background = await startPi({ extensions: [piSubagents], piCli: pi085Cli });
+  try {
+    const conversation = new Parent("baseline background", subagentCall({ agent: "delegate", task: "write BASEBG", async: true }));
+    parent = conversation;
+    await background.prompt(conversation.prompt);
+    const notice = await background.waitFor(
+      (e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "subagent-notify",
+      120_000,
+      "the subagent-notify message",
+    );
+    await background.waitFor((e) => isAssistantText(e, "done"), 60_000, "the answer to the notice", background.events.indexOf(notice));
+    const bytes = bytesOf(conversation.received ?? "");
+    console.log(`baseline without the bridge, background (Pi 0.85.1): 146 KB child -> parent model got ${bytes} bytes`);
+    assert.ok(bytes > 146_000, "pi-subagents does not bound it itself");
+  } finally {
+    await background.close();
   }
 });
 
