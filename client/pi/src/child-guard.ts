@@ -4,7 +4,10 @@
 // Usage: node child-guard.js <pi-cli> <args...>   (spawned detached, stdin a pipe from the parent)
 //
 // - The parent holds the write end of our stdin and never writes; when it exits, however it dies
-//   (kill -9 included), the pipe reaches end of file and we SIGKILL our group: no orphan outlives Pi.
+//   (kill -9 included), the pipe reaches end of file and we end the group: no orphan outlives Pi.
+// - Ending (end of stdin, or SIGTERM/SIGINT/SIGHUP to us): SIGTERM to the child Pi first, which
+//   kills the process groups of its own bash commands (Pi starts those detached, outside our
+//   group); after STOP_GRACE_MS, SIGKILL to our whole group.
 // - The child's stdout and stderr are ours (inherited), so the parent reads Pi's JSON events
 //   directly; the child's stdin is closed (Pi would prepend piped stdin to its prompt).
 // - We exit with the child's exit code, or 128 + signal number when it was killed by a signal.
@@ -19,12 +22,24 @@ if (piCli === undefined) {
 
 const child = spawn(process.execPath, [piCli, ...args], { stdio: ["ignore", "inherit", "inherit"] });
 
-function endGroup(): void {
+/** How long the child Pi gets to clean up after SIGTERM before the group is killed, ms. */
+const STOP_GRACE_MS = 3_000;
+
+let ending = false;
+
+function killGroup(): void {
   try {
     process.kill(-process.pid, "SIGKILL");  // the group we lead: the child Pi and whatever it started
   } catch {
     process.exit(137);
   }
+}
+
+function endGroup(): void {
+  if (ending) return;
+  ending = true;
+  if (child.exitCode !== null || child.signalCode !== null || !child.kill("SIGTERM")) killGroup();
+  setTimeout(killGroup, STOP_GRACE_MS);
 }
 
 process.stdin.on("end", endGroup);
@@ -37,5 +52,7 @@ child.once("error", (error) => {
   process.exit(127);
 });
 child.once("exit", (code, signal) => {
+  // Ended on purpose: take whatever the child left in the group along (this kills us too).
+  if (ending) killGroup();
   process.exit(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0)));
 });

@@ -4,7 +4,8 @@
 // Contract:
 // - Runs `process.execPath child-guard.js <piCli> --mode json --no-session [--provider P] --model M
 //   [...extraArgs] <task>` in a process group of its own, led by the guard (child-guard.ts), which
-//   ends the group when the parent dies. `kill()` ends the whole group.
+//   ends the group when the parent dies. `kill()` ends the child (SIGTERM, so Pi kills its own
+//   detached bash commands) and then the whole group.
 // - `onActivity` gets the latest activity (a tool call starting, an assistant reply) as plain text.
 // - `done` resolves once, with the outcome: "done" with the final assistant answer byte for byte
 //   (the text blocks of the last assistant message that ended with stopReason "stop", joined), or
@@ -42,6 +43,9 @@ export interface ChildOutcome {
 const STDERR_TAIL_CHARS = 2_000;
 /** The most of one activity text sent as progress, chars (the daemon keeps a 2 KiB tail). */
 const ACTIVITY_CHARS = 4_000;
+
+/** After this, ms, a child that was told to stop has its group killed from here (the guard's grace is 3 s). */
+const STOP_FALLBACK_MS = 5_000;
 
 const guardScript = fileURLToPath(new URL("./child-guard.js", import.meta.url));
 
@@ -101,9 +105,17 @@ export class PiChild {
     this.end("cancelled");
   }
 
+  /** The guard stops the child Pi gracefully, then kills the group; we kill it if the guard cannot. */
   private end(reason: "cancelled" | "timeout"): void {
-    this.ending ??= reason;
-    this.killGroup();
+    if (this.ending !== undefined) return;
+    this.ending = reason;
+    try {
+      this.process.kill("SIGTERM");
+    } catch {
+      // already gone
+    }
+    const fallback = setTimeout(() => this.killGroup(), STOP_FALLBACK_MS);
+    fallback.unref();
   }
 
   private killGroup(): void {
