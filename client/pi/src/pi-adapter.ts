@@ -23,10 +23,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 
 import { HandoffClient, type CallOptions, type ClientEvent, type ReconnectOptions } from "./client.js";
 import { HandoffError } from "./errors.js";
-import { batchMessageRenderer } from "./render.js";
-import { integerFromEnv, resolveSubagentOptions, type SubagentOptions } from "./subagent-options.js";
-import { registerSubagentTools } from "./subagent-tools.js";
-import { Subagents } from "./subagents.js";
+import { integerFromEnv } from "./subagent-options.js";
 import {
   ErrorCode,
   type ArtifactReadParams,
@@ -457,35 +454,10 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
-/** The adapter, for a subagent extension that reports its children (or for tests). */
+/**
+ * The adapter, for a subagent extension that reports its children (or for tests). The package's
+ * own Pi extension (extension.ts) builds its subagent tools on it.
+ */
 export function createHandoffAdapter(pi: PiApi, options: HandoffAdapterOptions = {}): HandoffAdapter {
   return new PiHandoffAdapter(pi, options);
-}
-
-/**
- * The Pi extension: the session becomes a handoff parent (usage answers, idle/busy, deliveries)
- * and the model gets the subagent tools (subagent_spawn, _wait, _check, _cancel), whose children
- * are child Pi processes. Delivered batches render as one line per child. Other subagent
- * extensions that report their own children use createHandoffAdapter instead.
- */
-export default function handoffExtension(pi: ExtensionAPI, options: HandoffAdapterOptions & { subagents?: SubagentOptions } = {}): void {
-  const { subagents: subagentOptions, ...adapterOptions } = options;
-  const resolved = resolveSubagentOptions(subagentOptions);
-  let subagents: Subagents | undefined;
-  // Registered before the adapter's own handler, so children are cancelled while still connected.
-  pi.on("session_shutdown", () => subagents?.shutdown());
-  const adapter = createHandoffAdapter(pi, adapterOptions);
-  subagents = new Subagents(adapter, resolved, { node: process.execPath, piCli: process.argv[1] });
-  const customType = adapterOptions.customType ?? "handoff";
-  pi.on("message_end", (event) => {
-    const message = event.message as { role?: string; customType?: string; details?: unknown };
-    if (message.role === "custom" && message.customType === customType && isBatchDetails(message.details)) subagents?.onDelivered(message.details);
-  });
-  pi.on("agent_settled", (_event, ctx) => subagents?.setContext({ cwd: ctx.cwd, model: ctx.model, hasUI: ctx.hasUI, ui: ctx.ui }));
-  registerSubagentTools(pi, subagents);
-  pi.registerMessageRenderer(customType, batchMessageRenderer);
-}
-
-function isBatchDetails(details: unknown): details is HandoffMessageDetails {
-  return typeof details === "object" && details !== null && Array.isArray((details as { sections?: unknown }).sections);
 }
