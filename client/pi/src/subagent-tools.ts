@@ -24,6 +24,8 @@ function spawnContext(ctx: ExtensionContext): SpawnContext {
   return { cwd: ctx.cwd, model: ctx.model, hasUI: ctx.hasUI, ui: ctx.ui };
 }
 
+const idParameter = Type.Object({ id: Type.String({ description: "The subagent id" }) });
+
 export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, subagents: Subagents): void {
   pi.registerTool({
     name: "subagent_spawn",
@@ -101,7 +103,7 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     name: "subagent_check",
     label: "Check subagent",
     description: "A subagent's state and a preview of its latest activity (at most 2 KiB / 20 lines). Does not consume its result.",
-    parameters: Type.Object({ id: Type.String({ description: "The subagent id" }) }),
+    parameters: idParameter,
     async execute(_toolCallId, params) {
       const check = await subagents.check(params.id);
       let state: string = check.state;
@@ -118,7 +120,7 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     name: "subagent_cancel",
     label: "Cancel subagent",
     description: "Stop a subagent: ends its process and everything it started, and drops its result.",
-    parameters: Type.Object({ id: Type.String({ description: "The subagent id" }) }),
+    parameters: idParameter,
     async execute(_toolCallId, params) {
       const { result, was } = await subagents.cancel(params.id);
       if (!result.cancelled.includes(params.id)) throw new Error(`subagent_cancel: no subagent ${params.id} in this session`);

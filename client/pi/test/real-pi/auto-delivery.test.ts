@@ -6,22 +6,13 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, test } from "node:test";
+import { test } from "node:test";
 
 import { delay, eventually, packageRoot } from "../support/daemon.js";
 import { textOf, type ModelRequest } from "../support/scripted-model.js";
-import { deliveredBatches, exactReport, parentRequests, startScenario, type Scenario } from "../support/subagent-scenario.js";
+import { deliveredBatches, exactReport, parentRequests, scenarioPerTest, startScenario, type Scenario } from "../support/subagent-scenario.js";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
-async function scenario(...args: Parameters<typeof startScenario>): Promise<Scenario> {
-  const s = await startScenario(...args);
-  cleanups.push(() => s.close());
-  return s;
-}
+const { scenario, onCleanup } = scenarioPerTest();
 
 const CONTEXT_WINDOW = 200_000;
 const TAGS = ["alpha", "bravo", "charlie", "delta"];
@@ -101,7 +92,7 @@ test("a parent at 95% of its context gets a smaller batch", async () => {
 test("a delivery is acknowledged only once its message_end has run, not when sendMessage returns", async () => {
   // An extension loaded before ours holds the batch's message_end for 1.5 s (Pi awaits handlers in order).
   const dir = mkdtempSync(join(tmpdir(), "handoff-slow-ext-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
   const startedFile = join(dir, "message_end-started");
   const extension = join(dir, "slow-message-end.js");
   writeFileSync(

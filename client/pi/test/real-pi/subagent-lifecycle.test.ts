@@ -3,22 +3,13 @@
 // spawns; no child outlives a parent Pi that is killed.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { afterEach, test } from "node:test";
+import { test } from "node:test";
 
 import { eventually } from "../support/daemon.js";
 import { textOf } from "../support/scripted-model.js";
-import { processesWith, spawnedIdsSeen, startScenario, toolEnd, toolText, type Scenario } from "../support/subagent-scenario.js";
+import { processesWith, scenarioPerTest, spawnedIdsSeen, startScenario, toolEnd, toolText } from "../support/subagent-scenario.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
-async function scenario(...args: Parameters<typeof startScenario>): Promise<Scenario> {
-  const s = await startScenario(...args);
-  cleanups.push(() => s.close());
-  return s;
-}
+const { scenario, onCleanup } = scenarioPerTest();
 
 /** A child whose model runs `sleep 300` through Pi's bash tool (a process group of its own). */
 function sleeperScript(marker: string) {
@@ -28,6 +19,9 @@ function sleeperScript(marker: string) {
       return { text: "slept" };
     }
     const last = request.last;
+    if (last?.role === "user" && textOf(last).startsWith("PARENT check")) {
+      return { toolCalls: [{ name: "subagent_check", arguments: { id: spawnedIdsSeen(request)[0] ?? "none" } }] };
+    }
     if (last?.role === "user" && textOf(last).startsWith("PARENT cancel")) {
       return { toolCalls: [{ name: "subagent_cancel", arguments: { id: spawnedIdsSeen(request)[0] ?? "none" } }] };
     }
@@ -36,7 +30,7 @@ function sleeperScript(marker: string) {
   };
 }
 
-test("subagent_cancel ends the child's whole process tree, its bash command included; the daemon records it cancelled", async () => {
+test("subagent_check previews the running child; subagent_cancel ends the child's whole process tree, its bash command included; the daemon records it cancelled", async () => {
   const marker = `handoff-sleeper-${randomBytes(4).toString("hex")}`;
   const s = await scenario(sleeperScript(marker));
   await s.pi.prompt("PARENT start a sleeper");
@@ -47,7 +41,14 @@ test("subagent_cancel ends the child's whole process tree, its bash command incl
   assert.ok(tree.length >= 2, `the child Pi and its bash command run: ${tree.join(", ")}`);
   await s.pi.waitFor((e) => e.type === "agent_settled", 10_000, "the parent to settle");
 
-  const from = s.pi.events.length;
+  let from = s.pi.events.length;
+  await s.pi.prompt("PARENT check the sleeper");
+  const checked = await toolEnd(s.pi, "subagent_check", 20_000, from);
+  const preview = toolText(checked);
+  assert.match(preview, new RegExp(`^Subagent ${childId} "Sleeper": running\nLatest activity:\nrunning bash \{"command":"sleep 300; echo ${marker}"\}$`));
+  await s.pi.waitFor((e) => e.type === "agent_settled", 10_000, "the parent to settle", from);
+
+  from = s.pi.events.length;
   await s.pi.prompt("PARENT cancel the sleeper");
   const cancelled = await toolEnd(s.pi, "subagent_cancel", 20_000, from);
   assert.equal(cancelled["isError"], false, toolText(cancelled));

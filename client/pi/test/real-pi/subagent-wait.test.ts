@@ -3,21 +3,12 @@
 // and the model's next request holds a bounded result (wait cap 16 KiB) with its first and last
 // lines and the footer. An Esc during the wait loses nothing.
 import assert from "node:assert/strict";
-import { afterEach, test } from "node:test";
+import { test } from "node:test";
 
 import { textOf } from "../support/scripted-model.js";
-import { deliveredBatches, exactReport, parentRequests, spawnedIdsSeen, startScenario, toolEnd, toolText, type Scenario } from "../support/subagent-scenario.js";
+import { deliveredBatches, exactReport, parentRequests, spawnedIdsSeen, scenarioPerTest, toolEnd, toolText } from "../support/subagent-scenario.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
-async function scenario(...args: Parameters<typeof startScenario>): Promise<Scenario> {
-  const s = await startScenario(...args);
-  cleanups.push(() => s.close());
-  return s;
-}
+const { scenario, onCleanup } = scenarioPerTest();
 
 test("spawn a child Pi, wait for its 171 KB answer: the model gets <= 16 KiB with first and last line and a footer", async () => {
   const report = exactReport(171_000, 3_000, "long");

@@ -1,6 +1,7 @@
 // Shared pieces of the real-Pi subagent tests: a daemon, the scripted model and a parent Pi with
 // this package; reports of an exact size; reading the parent's tool results and delivered batches.
 import { readdirSync, readFileSync } from "node:fs";
+import { afterEach } from "node:test";
 
 import { HandoffClient } from "../../src/client.js";
 import { Daemon } from "./daemon.js";
@@ -53,6 +54,25 @@ export async function startScenario(script: Script, options: Partial<RealPiOptio
     await daemon.dispose();
     throw error;
   }
+}
+
+/**
+ * For a test file: `scenario(...)` starts one (as startScenario) that is closed after the test,
+ * and `onCleanup` adds other clean-ups, run last first.
+ */
+export function scenarioPerTest(): { scenario: typeof startScenario; onCleanup: (cleanup: () => Promise<void> | void) => void } {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    while (cleanups.length > 0) await cleanups.pop()?.();
+  });
+  return {
+    scenario: async (...args) => {
+      const s = await startScenario(...args);
+      cleanups.push(() => s.close());
+      return s;
+    },
+    onCleanup: (cleanup) => void cleanups.push(cleanup),
+  };
 }
 
 /** A text of exactly `bytes` bytes and `lines` lines: `BEGIN tag`, numbered filler, `END tag`. */
