@@ -10,7 +10,7 @@ import { test } from "node:test";
 
 import { delay, eventually, packageRoot } from "../support/daemon.js";
 import { textOf, type ModelRequest } from "../support/scripted-model.js";
-import { deliveredBatches, exactReport, parentRequests, scenarioPerTest, startScenario, type Scenario } from "../support/subagent-scenario.js";
+import { deliveredBatches, exactReport, parentRequests, processesWith, scenarioPerTest, startScenario, type Scenario } from "../support/subagent-scenario.js";
 
 const { scenario, onCleanup } = scenarioPerTest();
 
@@ -126,4 +126,40 @@ export default function (pi) {
   assert.ok(Date.now() - heldSince >= 1_000, "acknowledged after the message_end handlers finished");
   assert.equal(deliveredBatches(s.pi).length, 1);
   assert.match(deliveredBatches(s.pi)[0]?.text ?? "", /BEGIN quick\nquick answer\nEND quick/);
+});
+
+test("handoffd killed and restarted mid-session: the extension reconnects and every result arrives once", async () => {
+  let release: (() => void) | undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const s = await scenario(async (request) => {
+    if (request.firstUser === "CHILD early") return { text: "BEGIN early\nbefore the restart\nEND early" };
+    if (request.firstUser === "CHILD late") {
+      await gate;
+      return { text: "BEGIN late\nafter the restart\nEND late" };
+    }
+    if (request.last?.role === "user" && textOf(request.last).startsWith("PARENT"))
+      return {
+        toolCalls: [
+          { name: "subagent_spawn", arguments: { task: "CHILD early", title: "Early" } },
+          { name: "subagent_spawn", arguments: { task: "CHILD late", title: "Late" } },
+        ],
+      };
+    return { text: "ok" };
+  });
+  await s.pi.prompt("PARENT spawn two");
+  await eventually("the early result to land", () => deliveredBatches(s.pi).some((b) => b.text.includes("END early")), 30_000);
+  await eventually("its acknowledgement", async () => (await s.worker.status()).queue.deliveries === 0);
+
+  // The late child finishes while the daemon is down: its completion is retried until it is back.
+  await s.daemon.kill();
+  release?.();
+  await eventually("the late child to exit", () => processesWith("CHILD late").length === 0, 30_000);
+  await s.daemon.launch();
+  await eventually("the late result to land", () => deliveredBatches(s.pi).some((b) => b.text.includes("END late")), 30_000);
+  await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the triggered run", deliveredBatches(s.pi).at(-1)?.index ?? 0);
+  await delay(500);  // a duplicate would come within the daemon's 50 ms coalescing delay
+  const batches = deliveredBatches(s.pi);
+  assert.equal(batches.length, 2, "each result once");
+  assert.equal(batches.filter((b) => b.text.includes("END early")).length, 1);
+  assert.equal(batches.filter((b) => b.text.includes("END late")).length, 1);
 });
