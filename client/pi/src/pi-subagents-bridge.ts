@@ -100,21 +100,25 @@ export class PiSubagentsBridge {
   async boundBackground(content: unknown): Promise<string | undefined> {
     if (hasNonText(content)) return undefined;
     const original = textOf(content);
-    const parts = splitNotify(original);
-    const matched = parts === undefined ? [] : this.takeCompletions(parts.body);
+    // A notice in a form this reading does not know is bounded whole, with no header kept.
+    const parts = splitNotify(original) ?? { header: undefined, body: original };
+    const matched = this.takeCompletions(parts.body);
     if (Buffer.byteLength(original, "utf8") <= this.passThroughBytes) {
       // Shown as it is; the runs handoff knows as started are settled there too.
       if (matched.length > 0) void this.consume(matched).catch(() => undefined);
       return undefined;
     }
-    if (parts === undefined) return undefined;
     // What the body holds besides the matched runs' summaries: pi-subagents' own lines (session
     // file, run ids) are kept after the batch; anything longer is bounded as one more child.
-    const rest = matched.reduce((body, child) => body.replace(child.finalText, ""), parts.body).trim();
+    const rest = matched
+      .reduce((body, child) => body.replace(child.finalText, ""), parts.body)
+      .replace(/\n{3,}/g, "\n\n")
+      .trim();
     const restIsChild = Buffer.byteLength(rest, "utf8") > MAX_KEPT_NOTICE_BYTES;
     const children = restIsChild ? [...matched, noticeChild(rest)] : matched;
+    if (children.length === 0) return undefined;
     const kept = restIsChild || rest === "" ? "" : `\n\n${rest}`;
-    return this.project(children, original, (batch) => `${parts.header}\n\n${batch}${kept}`);
+    return this.project(children, original, (batch) => `${parts.header === undefined ? "" : `${parts.header}\n\n`}${batch}${kept}`);
   }
 
   // ---- handoffd -----------------------------------------------------------------------------
