@@ -23,6 +23,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 
 import { HandoffClient, type CallOptions, type ClientEvent, type ReconnectOptions } from "./client.js";
 import { HandoffError } from "./errors.js";
+import { Landings } from "./landings.js";
 import { integerFromEnv } from "./subagent-options.js";
 import {
   ErrorCode,
@@ -130,7 +131,6 @@ export interface HandoffAdapter {
   dispose(): void;
 }
 
-const MAX_REMEMBERED_DELIVERIES = 1024;
 /** Default of `deliveryTimeoutMs`. */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 30_000;
 const MAX_REDELIVER_DELAY_MS = 60_000;
@@ -147,12 +147,10 @@ class PiHandoffAdapter implements HandoffAdapter {
   private fallbackTimer: NodeJS.Timeout | undefined;
   private redeliverTimer: NodeJS.Timeout | undefined;
   private redeliverDelayMs: number;
-  /** Deliveries shown in the session, oldest first (bounded). */
-  private readonly delivered = new Set<string>();
+  /** Deliveries handed to Pi and the ones that landed in the session. */
+  private readonly landings = new Landings();
   /** Deliveries being shown right now, so a resend waits for the first attempt. */
   private readonly showing = new Map<string, Promise<void>>();
-  /** Deliveries handed to sendMessage whose message has not landed yet: who waits for it. */
-  private readonly landing = new Map<string, { landed: () => void }>();
   private readonly deliveryTimeoutMs: number;
 
   constructor(
@@ -321,16 +319,16 @@ class PiHandoffAdapter implements HandoffAdapter {
       });
     const id = params.deliveryId;
     const earlier = this.showing.get(id);
-    if (this.delivered.has(id) || earlier !== undefined) {
+    if (this.landings.hasLanded(id) || earlier !== undefined) {
       await earlier;  // a resend while the first attempt is still running: share its outcome
       this.onDelivery(params, "duplicate");
       return;
     }
-    const attempt = this.landing.has(id) ? this.awaitLanding(id) : this.show(params);
+    // Still queued in Pi from an earlier attempt: wait for it again rather than send it twice.
+    const attempt = this.landings.isInFlight(id) ? this.landings.wait(id, this.deliveryTimeoutMs) : this.show(params);
     this.showing.set(id, attempt);
     try {
       await attempt;
-      this.remember(id);
     } catch (error) {
       this.onDelivery(params, "failed", error);
       this.retryLater();
@@ -357,7 +355,7 @@ class PiHandoffAdapter implements HandoffAdapter {
       failed = reject;
     });
     refused.catch(() => undefined);
-    this.landing.set(id, { landed: () => undefined });
+    this.landings.sent(id);
     try {
       // Typed void in Pi's ExtensionAPI; a promise some surfaces return resolves only after the
       // whole triggered run: only its rejection matters here.
@@ -367,32 +365,14 @@ class PiHandoffAdapter implements HandoffAdapter {
       );
       if (isThenable(returned)) returned.then(undefined, (error: unknown) => failed?.(error));
     } catch (error) {
-      this.landing.delete(id);
+      this.landings.forget(id);
       throw error;
     }
-    await Promise.race([this.awaitLanding(id), refused]).catch((error: unknown) => {
+    await Promise.race([this.landings.wait(id, this.deliveryTimeoutMs), refused]).catch((error: unknown) => {
       // Refused, or not landed in time. A message queued in a busy Pi may still land: keep
       // watching for it then (a resend is not sent again); an idle Pi has nothing queued.
-      if (this.ctx?.isIdle() !== false) this.landing.delete(id);
+      if (this.ctx?.isIdle() !== false) this.landings.forget(id);
       throw error;
-    });
-  }
-
-  /** Resolves when delivery `id`'s message_end is seen; rejects after deliveryTimeoutMs. */
-  private awaitLanding(id: string): Promise<void> {
-    if (this.delivered.has(id)) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error(`the message did not land in the session within ${this.deliveryTimeoutMs} ms`));
-      }, this.deliveryTimeoutMs);
-      const previous = this.landing.get(id);
-      this.landing.set(id, {
-        landed: () => {
-          clearTimeout(timer);
-          previous?.landed();
-          resolve();
-        },
-      });
     });
   }
 
@@ -402,22 +382,11 @@ class PiHandoffAdapter implements HandoffAdapter {
     if (custom?.role !== "custom" || custom.customType !== this.customType) return;
     const id = custom.details?.deliveryId;
     if (typeof id !== "string") return;
-    this.remember(id);
-    const waiting = this.landing.get(id);
-    this.landing.delete(id);
-    waiting?.landed();
+    this.landings.landed(id);
   }
 
   private get customType(): string {
     return this.options.customType ?? "handoff";
-  }
-
-  private remember(id: string): void {
-    this.delivered.add(id);
-    if (this.delivered.size > MAX_REMEMBERED_DELIVERIES) {
-      const oldest = this.delivered.values().next();
-      if (oldest.done !== true) this.delivered.delete(oldest.value);
-    }
   }
 
   /** After a refused delivery, report idle again later (while still idle) so the daemon resends it. */

@@ -12,6 +12,7 @@
 //   "error" with a clear reason: a non-zero exit, a signal, an assistant error/abort, no answer,
 //   the time limit, or a failure to start. A child killed by `kill()` resolves "cancelled".
 import { spawn, type ChildProcess } from "node:child_process";
+import { constants } from "node:os";
 import { fileURLToPath } from "node:url";
 
 export interface ChildSpec {
@@ -134,7 +135,9 @@ export class PiChild {
     if (this.ending === "timeout")
       return { status: "error", finalText, error: `the child Pi passed its time limit of ${this.spec.timeoutMs} ms and was killed` };
     if (code !== 0 || signal !== null) {
-      const how = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
+      // The guard passes a signal that killed the child Pi on as 128 + its number.
+      const byGuard = code !== null && code > 128 ? signalName(code - 128) : undefined;
+      const how = signal !== null ? `was killed by ${signal}` : byGuard !== undefined ? `was killed by ${byGuard}` : `exited with code ${String(code)}`;
       return { status: "error", finalText, error: `the child Pi ${how}${this.stderrSuffix()}` };
     }
     const last = this.lastAssistant;
@@ -183,4 +186,8 @@ export class PiChild {
   private activity(text: string): void {
     this.spec.onActivity(text.length <= ACTIVITY_CHARS ? text : text.slice(-ACTIVITY_CHARS));
   }
+}
+
+function signalName(number: number): string | undefined {
+  return Object.entries(constants.signals).find(([, value]) => value === number)?.[0];
 }

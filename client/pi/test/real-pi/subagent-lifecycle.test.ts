@@ -130,3 +130,19 @@ test("a child past its time limit is killed, tree and all, and completes with st
   assert.match(toolText(waited), /"Sleeper" failed\.\nError: the child Pi passed its time limit of 3000 ms and was killed/);
   await eventually("every process of the child's tree to be gone", () => processesWith(marker).length === 0, 10_000);
 });
+
+test("a child Pi that crashes (killed by a signal) completes with status error", async () => {
+  const s = await scenario((request) => {
+    if (request.firstUser.startsWith("CHILD")) {
+      // The child's bash command kills the child Pi itself: a crash, not a clean exit.
+      if (request.last?.role === "user") return { toolCalls: [{ name: "bash", arguments: { command: "kill -9 $PPID" } }] };
+      return { text: "unreachable" };
+    }
+    if (request.last?.role === "user") return { toolCalls: [{ name: "subagent_spawn", arguments: { task: "CHILD crash", title: "Crash" } }] };
+    if (request.last?.role === "tool" && textOf(request.last).includes("Started subagent")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
+    return { text: "ok" };
+  });
+  await s.pi.prompt("PARENT start a crashing child");
+  const waited = await toolEnd(s.pi, "subagent_wait", 30_000);
+  assert.match(toolText(waited), /"Crash" failed\.\nError: the child Pi was killed by SIGKILL/);
+});
