@@ -22,8 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/artifact_ref.hpp"
 #include "engine/mapped_file.hpp"
-#include "engine/projection.hpp"
 
 namespace handoff {
 

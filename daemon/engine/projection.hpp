@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/artifact_ref.hpp"
 #include "engine/text_shape.hpp"
 
 namespace handoff {
@@ -24,14 +25,6 @@ struct projection_limits {
 // alone would not fit (the budget's floors are at or above these).
 inline constexpr std::size_t min_projection_bytes = 512;
 inline constexpr std::size_t min_projection_lines = 8;
-
-// Where the full text of a cut result went.
-struct artifact_ref {
-  bool saved = false;   // true: `path` holds the exact full text
-  std::string path;     // absolute path of the artifact when saved, else empty
-  std::string sha256;   // lowercase hex SHA-256 of the full text (set even when not saved)
-  std::string error;    // why it was not saved (plain words, errno text), when !saved
-};
 
 struct projection {
   std::string text;               // what the parent model reads; the input itself when !truncated
