@@ -9,7 +9,6 @@
 
 #include "engine/sha256.hpp"
 #include "engine/text_page.hpp"
-#include "engine/utf8.hpp"
 #include "offload.hpp"
 #include "preview.hpp"
 #include "store_hygiene.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "engine/text_page.hpp"
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 #include "projection_checks.hpp"
 
 using handoff::artifact_ref;
