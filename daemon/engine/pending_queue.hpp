@@ -1,4 +1,4 @@
-// The durable queue (design.md contract 4): every acknowledged completion is on disk before the
+// The durable queue (docs/design.md §8): every acknowledged completion is on disk before the
 // daemon answers, and leaves only when its delivery was confirmed.
 //
 // Layout under the queue directory (0700, ours, opened with O_NOFOLLOW like the store):

@@ -1,4 +1,4 @@
-// Contract 1 of design.md: a bounded head + tail projection of one final text.
+// A bounded head + tail projection of one final text (docs/design.md §3).
 //
 // The whole projected text (head, omission marker, tail, footer, artifact path) never exceeds
 // `max_bytes` bytes nor `max_lines` lines. Cuts fall on line boundaries; only a single line
