@@ -11,20 +11,10 @@
 #include <string_view>
 
 #include "engine/artifact_ref.hpp"
+#include "engine/projection_limits.hpp"
 #include "engine/text_shape.hpp"
 
 namespace handoff {
-
-struct projection_limits {
-  std::size_t max_bytes = 16 * 1024;  // bound on the whole projection, UTF-8 bytes
-  std::size_t max_lines = 600;        // bound on the whole projection's lines
-  double head_share = 0.75;           // share of the body budget for the head, [0.05, 0.95]
-};
-
-// Smallest limits project() accepts for a cut text; below them the marker and footer
-// alone would not fit (the budget's floors are at or above these).
-inline constexpr std::size_t min_projection_bytes = 512;
-inline constexpr std::size_t min_projection_lines = 8;
 
 struct projection {
   std::string text;               // what the parent model reads; the input itself when !truncated
