@@ -192,6 +192,15 @@ test("foreground on Pi 1.6.0: a 146 KB child answer reaches the parent model wit
     assert.equal(result?.details?.mode, "single", "pi-subagents' details are kept");
     assert.equal(result?.details?.results?.[0]?.agent, "delegate");
 
+    // The same tool call id again in this session (some providers reuse ids): bounded all the same.
+    const again = answerOfBytes(60_000, "FGAGAIN");
+    answers.set("FGAGAIN", { text: again });
+    const second = new Parent("bound another child", subagentCall({ agent: "delegate", task: "write FGAGAIN", async: false }));
+    await converse(pi, second);
+    const secondReceived = second.received ?? "";
+    assert.ok(bytesOf(secondReceived) <= 16 * KiB, `a reused call id: received ${bytesOf(secondReceived)} bytes, ending: ${secondReceived.slice(-300)}`);
+    assert.ok(secondReceived.includes("BEGIN FGAGAIN\n") && secondReceived.includes("\nEND FGAGAIN"));
+
     const sessionId = String((await pi.state())["sessionId"]);
     const registrations = daemon.log().split("\n").filter((line) => line.includes("parent endpoint for") && line.includes(sessionId));
     assert.equal(registrations.length, 1, `one parent endpoint for the session:\n${registrations.join("\n")}`);
@@ -200,11 +209,13 @@ test("foreground on Pi 1.6.0: a 146 KB child answer reaches the parent model wit
   }
 });
 
-test("foreground on Pi 1.6.0: eight parallel children of 50 KB come back as one result within 48 KiB", async () => {
+test("foreground on Pi 1.6.0: eight parallel children of 50 KB come back as one result within 48 KiB, the workflow's own output kept", async () => {
   const tags = Array.from({ length: 8 }, (_, i) => `PARX${i + 1}`);
   for (const tag of tags) answers.set(tag, { text: answerOfBytes(50_000, tag) });
   const children = tags.map((tag) => `{ key: "${tag.toLowerCase()}", agent: "delegate", task: "write ${tag}", async: false }`);
-  const script = `const results = await runs.all([${children.join(", ")}]); return results.map((r) => r.output);`;
+  const script =
+    `console.log("CONSOLE-MARKER"); const results = await runs.all([${children.join(", ")}]); ` +
+    `return "SCRIPT-RETURN-MARKER\\n" + results.map((r) => r.output).join("\\n\\n");`;
   const pi = await startPi();
   try {
     const conversation = new Parent("bound eight children", subagentCall({ workflowScript: script, async: false }));
@@ -216,6 +227,9 @@ test("foreground on Pi 1.6.0: eight parallel children of 50 KB come back as one 
       assert.ok(received.includes(`BEGIN ${tag}\n`), `first line of ${tag}`);
       assert.ok(received.includes(`\nEND ${tag}`), `last line of ${tag}`);
     }
+    // What pi-subagents wrote around the answers is still there: the script's return, console, trace.
+    for (const kept of ["Workflow completed.", "Return:\nSCRIPT-RETURN-MARKER\nBEGIN PARX1\n", "Console:\n[log] CONSOLE-MARKER", "Call trace:\n"])
+      assert.ok(received.includes(kept), `kept ${JSON.stringify(kept)}`);
   } finally {
     await pi.close();
   }
