@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { packageRoot } from "../support/daemon.js";
 import { textOf } from "../support/scripted-model.js";
 import { deliveredBatches, exactReport, parentRequests, spawnedIdsSeen, scenarioPerTest, toolEnd, toolText } from "../support/subagent-scenario.js";
 
@@ -18,7 +19,7 @@ test("spawn a child Pi, wait for its 171 KB answer: the model gets <= 16 KiB wit
     if (last?.role === "user") return { toolCalls: [{ name: "subagent_spawn", arguments: { task: "CHILD write the long report", title: "Long report" } }] };
     if (last?.role === "tool" && textOf(last).includes("Started subagent")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
     return { text: "read it" };
-  });
+  }, { env: { HANDOFF_SUBAGENT_ARGS: `-ne -e ${packageRoot}` } });  // the child loads the package too
   await s.pi.prompt("PARENT please delegate");
   const waited = await toolEnd(s.pi, "subagent_wait", 60_000);
   await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the parent to settle", s.pi.events.indexOf(waited));
@@ -40,6 +41,9 @@ test("spawn a child Pi, wait for its 171 KB answer: the model gets <= 16 KiB wit
   assert.deepEqual(details.sections.map((x) => [x.status, x.totalBytes, x.totalLines]), [["done", 171_000, 3_000]]);
   // Consumed by the wait: nothing is auto-delivered afterwards.
   assert.equal(deliveredBatches(s.pi).length, 0);
+  // The child Pi (which exits after its prompt, ending anything it spawned) is offered no subagent tools.
+  const childTools = s.model.requests.filter((r) => r.firstUser.startsWith("CHILD")).flatMap((r) => (r.body.tools ?? []).map((t) => t.function.name));
+  assert.ok(childTools.includes("read") && !childTools.some((name) => name.startsWith("subagent_")), `child tools: ${childTools.join(", ")}`);
   const running = s.pi.where((e) => e.type === "extension_ui_request" && e["statusKey"] === "handoff-subagents").map((e) => e["statusText"]);
   assert.ok(running.includes("subagents: 1 running"), `status line showed the running child: ${JSON.stringify(running)}`);
   assert.equal(running[running.length - 1], undefined, "the status line is cleared once delivered");
