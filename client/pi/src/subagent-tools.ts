@@ -21,7 +21,7 @@ function textResult<T>(text: string, details: T): AgentToolResult<T> {
 }
 
 function spawnContext(ctx: ExtensionContext): SpawnContext {
-  return { cwd: ctx.cwd, model: ctx.model, hasUI: ctx.hasUI, ui: ctx.ui };
+  return { cwd: ctx.cwd, model: ctx.model, hasUI: ctx.hasUI, ui: ctx.ui, models: () => ctx.modelRegistry.getAll() };
 }
 
 const idParameter = Type.Object({ id: Type.String({ description: "The subagent id" }) });

@@ -24,6 +24,7 @@ import { isAbsolute, resolve } from "node:path";
 
 import { HandoffError } from "./errors.js";
 import type { HandoffAdapter, HandoffMessageDetails, SubagentCompletion } from "./pi-adapter.js";
+import { chooseModel, type KnownModel } from "./model-choice.js";
 import { PiChild, type ChildOutcome } from "./pi-child.js";
 import { ErrorCode, type CancelResult, type CheckResult, type WaitResult } from "./protocol.js";
 import { MAX_WAIT_IDS, SUBAGENT_CHILD_ENV, type ResolvedSubagentOptions } from "./subagent-options.js";
@@ -34,6 +35,8 @@ export interface SpawnContext {
   model: { provider: string; id: string } | undefined;
   hasUI: boolean;
   ui: { setStatus(key: string, text: string | undefined): void };
+  /** Pi's model registry (every model it knows); absent: `model` is passed to the child unchecked. */
+  models?: () => readonly KnownModel[];
 }
 
 export interface SpawnRequest {
@@ -227,10 +230,13 @@ export class Subagents {
     if (child.phase === "cancelled" || (child.phase === "finished" && child.reported === true)) this.children.delete(id);
   }
 
+  /** The parent's model, or `requested` checked against Pi's registry (refused when unknown there). */
   private modelFor(requested: string | undefined, ctx: SpawnContext): { provider: string | undefined; model: string | undefined } {
     if (requested !== undefined && requested.trim() !== "") {
+      const models = ctx.models?.() ?? [];
+      if (models.length > 0) return chooseModel(requested, models, ctx.model?.provider);
       const slash = requested.indexOf("/");
-      // "provider/id" names both; a bare id stays on the parent's provider.
+      // No registry to check against: "provider/id" names both; a bare id stays on the parent's provider.
       if (slash > 0) return { provider: requested.slice(0, slash), model: requested.slice(slash + 1) };
       return { provider: ctx.model?.provider, model: requested };
     }
