@@ -5,7 +5,10 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 
-import { eventually } from "../support/daemon.js";
+import { resolve } from "node:path";
+
+import { eventually, packageRoot } from "../support/daemon.js";
+import { alive } from "../support/real-pi.js";
 import { textOf } from "../support/scripted-model.js";
 import { processesWith, scenarioPerTest, spawnedIdsSeen, startScenario, toolEnd, toolText } from "../support/subagent-scenario.js";
 
@@ -66,6 +69,19 @@ test("a killed parent Pi leaves no child behind", async () => {
   // SIGKILL to the parent Pi alone (not its group): nothing of it gets to clean up.
   process.kill(s.pi.pid, "SIGKILL");
   await eventually("the child's tree to end with its parent", () => processesWith(marker).length === 0, 10_000);
+});
+
+test("a parent Pi that shuts down (the pi-subagents bridge loaded first) ends its children and handoffd records them cancelled", async () => {
+  const marker = `handoff-shutdown-${randomBytes(4).toString("hex")}`;
+  // The bridge first: its adapter's session_shutdown handler runs before the default extension's.
+  const s = await scenario(sleeperScript(marker), { extensions: [resolve(packageRoot, "dist/src/pi-subagents-bridge.js"), packageRoot] });
+  await s.pi.prompt("PARENT start a sleeper");
+  const childId = /subagent (sa-[0-9a-f]+)/.exec(toolText(await toolEnd(s.pi, "subagent_spawn")))?.[1] ?? "";
+  await eventually("the child's bash command to run", () => processesWith(`echo ${marker}`).length > 0, 30_000);
+  s.pi.endInput();
+  await eventually("the parent Pi to exit", () => !alive(s.pi.pid) || undefined, 20_000);
+  await eventually("the child's tree to end", () => processesWith(marker).length === 0, 10_000);
+  assert.equal((await s.worker.check({ parentId: s.sessionId, childId })).state, "cancelled");
 });
 
 test("a failing child completes with status error; past the limit spawns queue and say so; a model Pi does not know is refused at spawn", async () => {
