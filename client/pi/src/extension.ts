@@ -6,6 +6,7 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 import { createHandoffAdapter, type HandoffAdapterOptions, type HandoffMessageDetails } from "./pi-adapter.js";
+import { currentRuntime } from "./pi-launch.js";
 import { batchMessageRenderer } from "./render.js";
 import { sessionAdapter } from "./session-endpoint.js";
 import { resolveSubagentOptions, SUBAGENT_CHILD_ENV, type SubagentOptions } from "./subagent-options.js";
@@ -26,7 +27,7 @@ export default function handoffExtension(pi: ExtensionAPI, options: HandoffAdapt
   const resolved = resolveSubagentOptions(subagentOptions);
   // One endpoint per session, shared with the pi-subagents bridge when it is loaded too.
   const adapter = sessionAdapter(pi, () => createHandoffAdapter(pi, adapterOptions));
-  const subagents = new Subagents(adapter, resolved, { node: process.execPath, piCli: process.argv[1] });
+  const subagents = new Subagents(adapter, resolved, currentRuntime());
   // Children are cancelled at handoffd before the adapter closes, whichever extension loaded first.
   adapter.beforeClose(() => subagents.shutdown());
   const customType = adapterOptions.customType ?? "handoff";

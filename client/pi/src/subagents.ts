@@ -26,6 +26,7 @@ import { HandoffError } from "./errors.js";
 import type { HandoffAdapter, HandoffMessageDetails, SubagentCompletion } from "./pi-adapter.js";
 import { chooseModel, type KnownModel } from "./model-choice.js";
 import { PiChild, type ChildOutcome } from "./pi-child.js";
+import { piLaunch, type ParentRuntime } from "./pi-launch.js";
 import { ErrorCode, type CancelResult, type CheckResult, type WaitResult } from "./protocol.js";
 import { MAX_WAIT_IDS, SUBAGENT_CHILD_ENV, type ResolvedSubagentOptions } from "./subagent-options.js";
 
@@ -93,8 +94,8 @@ export class Subagents {
   constructor(
     private readonly adapter: HandoffAdapter,
     private readonly options: ResolvedSubagentOptions,
-    /** The Pi CLI script and Node the parent runs. */
-    private readonly runtime: { node: string; piCli: string | undefined },
+    /** The parent Pi's process (how children are started: pi-launch.ts). */
+    private readonly runtime: ParentRuntime,
   ) {
     adapter.onConnected(() => this.onConnected());
   }
@@ -104,8 +105,7 @@ export class Subagents {
     if (this.closed) throw new Error("subagent_spawn: the session is shutting down");
     const task = request.task;
     if (task.trim() === "") throw new Error("subagent_spawn: `task` is empty");
-    const piCli = this.options.piCli ?? this.runtime.piCli;
-    if (piCli === undefined) throw new Error("subagent_spawn: cannot tell which Pi CLI this session runs (process.argv[1] is unset)");
+    piLaunch(this.runtime, this.options.piCli);  // throws when it cannot tell how to start Pi
     const cwd = request.cwd === undefined ? ctx.cwd : isAbsolute(request.cwd) ? request.cwd : resolve(ctx.cwd, request.cwd);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw new Error(`subagent_spawn: cwd ${cwd} is not a directory`);
     const { provider, model } = this.modelFor(request.model, ctx);
@@ -248,8 +248,7 @@ export class Subagents {
     child.phase = "running";
     this.running += 1;
     const spec = {
-      piCli: (this.options.piCli ?? this.runtime.piCli) as string,
-      node: this.runtime.node,
+      launch: piLaunch(this.runtime, this.options.piCli),
       task: child.task,
       cwd: child.cwd,
       extraArgs: this.options.childArgs,
