@@ -196,11 +196,6 @@ export class Subagents {
     if (live.length > 0) await this.adapter.cancel(live.map((child) => child.id), { timeoutMs: SHUTDOWN_CANCEL_MS }).catch(() => undefined);
   }
 
-  /** Children held in memory (for tests and diagnostics). */
-  get held(): number {
-    return this.children.size;
-  }
-
   /** Process-group ids of the running children (for tests and diagnostics). */
   pids(): number[] {
     return [...this.children.values()].flatMap((child) => (child.process?.pid === undefined ? [] : [child.process.pid]));
