@@ -1,7 +1,7 @@
-// The leader of a subagent's process group: runs `node <pi-cli> <args...>` in its own group and
-// ends that whole group when the parent Pi goes away.
+// The leader of a subagent's process group: runs `<program> <args...>` (Pi: `node cli.js ...`, or a
+// compiled `pi ...`) in its own group and ends that whole group when the parent Pi goes away.
 //
-// Usage: node child-guard.js <pi-cli> <args...>   (spawned detached, stdin a pipe from the parent)
+// Usage: node child-guard.js <program> <args...>   (spawned detached, stdin a pipe from the parent)
 //
 // - The parent holds the write end of our stdin and never writes; when it exits, however it dies
 //   (kill -9 included), the pipe reaches end of file and we end the group: no orphan outlives Pi.
@@ -14,13 +14,13 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 
-const [piCli, ...args] = process.argv.slice(2);
-if (piCli === undefined) {
-  process.stderr.write("child-guard: usage: child-guard.js <pi-cli> <args...>\n");
+const [program, ...args] = process.argv.slice(2);
+if (program === undefined) {
+  process.stderr.write("child-guard: usage: child-guard.js <program> <args...>\n");
   process.exit(2);
 }
 
-const child = spawn(process.execPath, [piCli, ...args], { stdio: ["ignore", "inherit", "inherit"] });
+const child = spawn(program, args, { stdio: ["ignore", "inherit", "inherit"] });
 
 /** How long the child Pi gets to clean up after SIGTERM before the group is killed, ms. */
 const STOP_GRACE_MS = 3_000;

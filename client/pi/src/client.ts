@@ -186,9 +186,9 @@ export class HandoffClient {
     void this.loop(false);
   }
 
-  /** Resolves once connected (at most `timeoutMs`); rejects "not-connected" or "closed". */
-  async ready(timeoutMs = this.requestTimeoutMs): Promise<InitializeResult> {
-    return (await this.whenConnected("ready", timeoutMs, undefined)).info;
+  /** Resolves once connected (at most `timeoutMs`); rejects "not-connected", "closed" or, on `signal`, "aborted". */
+  async ready(timeoutMs = this.requestTimeoutMs, signal?: AbortSignal): Promise<InitializeResult> {
+    return (await this.whenConnected("ready", timeoutMs, signal)).info;
   }
 
   /** Closes the connection for good; pending calls fail with kind "closed". */

@@ -118,18 +118,37 @@ export interface HandoffAdapter {
   readonly client: HandoffClient | undefined;
   /** Resolves when connected to handoffd. */
   ready(timeoutMs?: number): Promise<InitializeResult>;
+  /** True while connected to handoffd. */
+  readonly connected: boolean;
+  /** Calls `listener` after every (re)connection to handoffd, before queued calls go out; returns the unsubscribe. */
+  onConnected(listener: () => void): () => void;
   started(childId: string, title?: string, options?: CallOptions): Promise<StartedResult>;
   /** Fire-and-forget; false when not sent (not connected). */
   progress(childId: string, text: string): boolean;
   completed(completion: SubagentCompletion, options?: CallOptions): Promise<CompletedResult>;
-  /** Waits for the children and returns their projected batch; passes the session's usage along. */
+  /**
+   * Waits for the children and returns their projected batch; passes the session's usage along.
+   * Like check and cancel, fails at once when handoffd is known to be unreachable (see CONNECT_GRACE_MS).
+   */
   wait(childIds: string[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<WaitResult>;
   check(childId: string, options?: CallOptions): Promise<CheckResult>;
   cancel(childIds: string[], options?: CallOptions): Promise<CancelResult>;
   artifactRead(params: ArtifactReadParams, options?: CallOptions): Promise<ArtifactReadResult>;
-  /** Closes the connection for good (also done on session_shutdown). */
+  /**
+   * Runs `hook` on session_shutdown before the connection closes, whatever order the extensions'
+   * handlers run in (say, telling handoffd the session's children are cancelled); awaited.
+   */
+  beforeClose(hook: () => Promise<void>): void;
+  /** Closes the connection for good (also done on session_shutdown, after the beforeClose hooks). */
   dispose(): void;
 }
+
+/**
+ * How long check, wait and cancel wait for a connection that was lost and is being re-established,
+ * ms. When a reconnection attempt has already failed (handoffd is known to be down), they fail at
+ * once instead.
+ */
+export const CONNECT_GRACE_MS = 2_000;
 
 /** Default of `deliveryTimeoutMs`. */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 30_000;
@@ -152,6 +171,12 @@ class PiHandoffAdapter implements HandoffAdapter {
   /** Deliveries being shown right now, so a resend waits for the first attempt. */
   private readonly showing = new Map<string, Promise<void>>();
   private readonly deliveryTimeoutMs: number;
+  /** The last connection attempt's failure while not connected; undefined once connected. */
+  private downBecause: HandoffError | undefined;
+  private readonly connectedListeners = new Set<() => void>();
+  private readonly closeHooks = new Set<() => Promise<void>>();
+  /** The connection status last shown, so it is set only when it changes. */
+  private shownStatus: string | undefined;
 
   constructor(
     private readonly pi: PiApi,
@@ -176,7 +201,10 @@ class PiHandoffAdapter implements HandoffAdapter {
       this.ctx = ctx;
       if (!this.sawSettled) this.idleAfterGrace();
     });
-    pi.on("session_shutdown", () => this.dispose());
+    pi.on("session_shutdown", async () => {
+      await Promise.all([...this.closeHooks].map((hook) => hook().catch(() => undefined)));
+      this.dispose();
+    });
   }
 
   get parentId(): string | undefined {
@@ -189,6 +217,19 @@ class PiHandoffAdapter implements HandoffAdapter {
 
   async ready(timeoutMs?: number): Promise<InitializeResult> {
     return this.need("ready").client.ready(timeoutMs);
+  }
+
+  get connected(): boolean {
+    return this.handoff?.connected === true;
+  }
+
+  beforeClose(hook: () => Promise<void>): void {
+    this.closeHooks.add(hook);
+  }
+
+  onConnected(listener: () => void): () => void {
+    this.connectedListeners.add(listener);
+    return () => this.connectedListeners.delete(listener);
   }
 
   async started(childId: string, title?: string, options?: CallOptions): Promise<StartedResult> {
@@ -209,6 +250,7 @@ class PiHandoffAdapter implements HandoffAdapter {
 
   async wait(childIds: string[], options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<WaitResult> {
     const { client, parentId } = this.need("subagent/wait");
+    await this.reachable("subagent/wait", client, options.signal);
     const params: WaitParams = { parentId, childIds };
     if (options.timeoutMs !== undefined) params.timeoutMs = options.timeoutMs;
     const usage = this.usageOrNull();
@@ -218,11 +260,13 @@ class PiHandoffAdapter implements HandoffAdapter {
 
   async check(childId: string, options?: CallOptions): Promise<CheckResult> {
     const { client, parentId } = this.need("subagent/check");
+    await this.reachable("subagent/check", client, options?.signal);
     return client.check({ parentId, childId }, options);
   }
 
   async cancel(childIds: string[], options?: CallOptions): Promise<CancelResult> {
     const { client, parentId } = this.need("subagent/cancel");
+    await this.reachable("subagent/cancel", client, options?.signal);
     return client.cancel({ parentId, childIds }, options);
   }
 
@@ -287,14 +331,38 @@ class PiHandoffAdapter implements HandoffAdapter {
   }
 
   private onClientEvent(event: ClientEvent): void {
-    if (event.type === "connected") this.setStatus(undefined);
-    else if (event.type === "connect-failed" || event.type === "disconnected") this.setStatus("handoff: daemon unreachable, retrying");
+    if (event.type === "connected") {
+      this.downBecause = undefined;
+      this.setStatus(undefined);
+      for (const listener of this.connectedListeners) {
+        try {
+          listener();
+        } catch {
+          // A listener's failure is its own.
+        }
+      }
+    } else if (event.type === "connect-failed" || event.type === "disconnected") {
+      if (event.type === "connect-failed") this.downBecause = event.error;
+      this.setStatus("handoff: daemon unreachable, retrying");
+    }
     this.options.onEvent?.(event);
+  }
+
+  /**
+   * Connected, or connected again within CONNECT_GRACE_MS after a loss; throws "not-connected" at
+   * once when a connection attempt already failed, and "aborted" on `signal`.
+   */
+  private async reachable(method: string, client: HandoffClient, signal: AbortSignal | undefined): Promise<void> {
+    if (client.connected) return;
+    if (this.downBecause !== undefined)
+      throw new HandoffError("not-connected", `${method}: handoffd is unreachable (${this.downBecause.message}); reconnecting in the background`, { method });
+    await client.ready(CONNECT_GRACE_MS, signal);
   }
 
   private setStatus(text: string | undefined): void {
     const key = this.options.statusKey === undefined ? "handoff" : this.options.statusKey;
-    if (key === null || this.ctx?.hasUI !== true) return;
+    if (key === null || this.ctx?.hasUI !== true || text === this.shownStatus) return;
+    this.shownStatus = text;
     try {
       this.ctx.ui.setStatus(key, text);
     } catch {

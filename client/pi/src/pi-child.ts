@@ -2,10 +2,11 @@
 // from its event stream.
 //
 // Contract:
-// - Runs `process.execPath child-guard.js <piCli> --mode json --no-session [--provider P] --model M
+// - Runs `<guard node> child-guard.js <pi...> --mode json --no-session [--provider P] --model M
 //   [...extraArgs] <task>` in a process group of its own, led by the guard (child-guard.ts), which
-//   ends the group when the parent dies. `kill()` ends the child (SIGTERM, so Pi kills its own
-//   detached bash commands) and then the whole group.
+//   ends the group when the parent dies; `<pi...>` is how Pi is started (pi-launch.ts). Without a
+//   Node for the guard, Pi itself leads the group. `kill()` ends the child (SIGTERM, so Pi kills
+//   its own detached bash commands) and then the whole group.
 // - `onActivity` gets the latest activity (a tool call starting, an assistant reply) as plain text.
 // - `done` resolves once, with the outcome: "done" with the final assistant answer byte for byte
 //   (the text blocks of the last assistant message that ended with stopReason "stop", joined), or
@@ -15,11 +16,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { constants } from "node:os";
 import { fileURLToPath } from "node:url";
 
+import type { PiLaunch } from "./pi-launch.js";
+
 export interface ChildSpec {
-  /** The Pi CLI script the parent runs (process.argv[1] in Pi). */
-  piCli: string;
-  /** The Node that runs it (process.execPath in Pi). */
-  node: string;
+  /** How Pi is started, and the Node for the guard. */
+  launch: PiLaunch;
   task: string;
   cwd: string;
   /** `--provider` (omitted when the model names it). */
@@ -68,11 +69,17 @@ export class PiChild {
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly spec: ChildSpec) {
-    const args = [guardScript, spec.piCli, "--mode", "json", "--no-session"];
-    if (spec.provider !== undefined) args.push("--provider", spec.provider);
-    if (spec.model !== undefined) args.push("--model", spec.model);
-    args.push(...spec.extraArgs, spec.task);
-    this.process = spawn(spec.node, args, { cwd: spec.cwd, env: spec.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    const piArgs = ["--mode", "json", "--no-session"];
+    if (spec.provider !== undefined) piArgs.push("--provider", spec.provider);
+    if (spec.model !== undefined) piArgs.push("--model", spec.model);
+    piArgs.push(...spec.extraArgs, spec.task);
+    const [pi, ...piPrefix] = spec.launch.pi as [string, ...string[]];
+    const options = { cwd: spec.cwd, env: spec.env, detached: true };
+    // Unguarded, Pi's stdin is closed as the guard would (Pi prepends piped stdin to its prompt).
+    this.process =
+      spec.launch.guardNode === undefined
+        ? spawn(pi, [...piPrefix, ...piArgs], { ...options, stdio: ["ignore", "pipe", "pipe"] })
+        : spawn(spec.launch.guardNode, [guardScript, pi, ...piPrefix, ...piArgs], { ...options, stdio: ["pipe", "pipe", "pipe"] });
     this.process.stdout?.setEncoding("utf8");
     this.process.stdout?.on("data", (text: string) => this.onStdout(text));
     this.process.stderr?.setEncoding("utf8");

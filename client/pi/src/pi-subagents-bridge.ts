@@ -1,11 +1,14 @@
 // A Pi extension that bounds npm pi-subagents' results with handoff, without patching it: load it
 // beside pi-subagents (`@handoff/pi/pi-subagents`, one line of Pi settings).
 //
-// - Foreground: on `tool_result` of the tool `subagent`, each child's answer (pi-subagents'
-//   `details.results[]`) is reported to handoffd (`subagent/completed` under this session's
-//   parentId) and the result's text becomes their projection in one batch (`subagent/wait`:
-//   16 KiB per result, 48 KiB per batch, shrunk by the parent's live context usage).
-//   pi-subagents' `details` are left as they are, so its renderer still works.
+// - Foreground: on `tool_result` of the tool `subagent`, the children (pi-subagents'
+//   `details.results[]`) whose answers the result's text actually contains (verbatim, or
+//   JSON-escaped in a workflow's return value) are reported to handoffd (`subagent/completed`
+//   under this session's parentId, ids unique per session) and projected in one batch
+//   (`subagent/wait`: 16 KiB per result, 48 KiB per batch, shrunk by the parent's live context
+//   usage); each projection replaces its answer where it stood (answer-splice.ts). Everything else
+//   pi-subagents wrote (a workflow's return value, console, call trace, output paths) is kept, and
+//   the text never grows. pi-subagents' `details` are left as they are, so its renderer still works.
 // - Background: on `message_end` of a custom `subagent-notify` message, the runs it reports are
 //   completed in handoffd and the message's content becomes its header (the first line its
 //   renderer parses) plus their batch projection. The `subagent/wait` that projects them also
@@ -17,8 +20,11 @@
 //   result is never lost, and never held longer than that.
 // - One parent endpoint per session: the adapter is shared with the default handoff extension
 //   when both are loaded (session-endpoint.ts).
+import { randomBytes } from "node:crypto";
+
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
+import { locateAnswers, spliceAnswers } from "./answer-splice.js";
 import { createHandoffAdapter, type HandoffAdapter, type HandoffAdapterOptions } from "./pi-adapter.js";
 import {
   asyncCompletion,
@@ -31,6 +37,7 @@ import {
   type AsyncCompletion,
   type ChildAnswer,
 } from "./pi-subagents-results.js";
+import type { WaitResult } from "./protocol.js";
 import { sessionAdapter } from "./session-endpoint.js";
 
 export interface PiSubagentsBridgeOptions extends HandoffAdapterOptions {
@@ -72,7 +79,7 @@ export class PiSubagentsBridge {
 
     pi.on("tool_result", async (event) => {
       if (event.toolName !== SUBAGENT_TOOL) return undefined;
-      const text = await this.boundForeground(event.toolCallId, event.content, event.details);
+      const text = await this.boundForeground(event.content, event.details);
       return text === undefined ? undefined : { content: [{ type: "text", text }] };
     });
     pi.on("message_end", async (event) => {
@@ -87,13 +94,26 @@ export class PiSubagentsBridge {
   }
 
   /** The replacement text of a `subagent` tool result, or undefined to leave it as it is. */
-  async boundForeground(callId: string, content: unknown, details: unknown): Promise<string | undefined> {
+  async boundForeground(content: unknown, details: unknown): Promise<string | undefined> {
     if (hasNonText(content)) return undefined;
     const original = textOf(content);
     if (Buffer.byteLength(original, "utf8") <= this.passThroughBytes) return undefined;
-    const children = foregroundChildren(callId, details);
-    if (children.length === 0) return undefined;  // a management answer, not children's output
-    return this.project(children, original, (batch) => batch);
+    // Not the tool call id: some providers reuse those within a session.
+    const located = locateAnswers(original, foregroundChildren(`fg-${randomBytes(6).toString("hex")}`, details));
+    if (located.length === 0) return undefined;  // a management answer, or the text repeats no child's answer
+    const children = located.map(({ child }) => child);
+    let batch: WaitResult;
+    try {
+      batch = await this.consume(children);
+    } catch (error) {
+      return `${original}\n\n${unboundedNote(error instanceof Error ? error.message : String(error))}`;
+    }
+    const projections = new Map(batch.sections.map((section) => [section.childId, section.text]));
+    // Children the batch deferred stay whole here; consumed, so they are not delivered again.
+    const deferred = children.filter((child) => !projections.has(child.childId)).map((child) => child.childId);
+    if (deferred.length > 0) await this.adapter.cancel(deferred, { timeoutMs: this.daemonTimeoutMs }).catch(() => undefined);
+    const text = spliceAnswers(original, located, (child) => projections.get(child.childId));
+    return Buffer.byteLength(text, "utf8") < Buffer.byteLength(original, "utf8") ? text : undefined;
   }
 
   /** The replacement content of a `subagent-notify` message, or undefined to leave it as it is. */
@@ -126,14 +146,14 @@ export class PiSubagentsBridge {
   /** Completes the children and returns `render(their batch)`; on any failure the original plus a note. */
   private async project(children: ChildAnswer[], original: string, render: (batch: string) => string): Promise<string> {
     try {
-      return render(await this.consume(children));
+      return render((await this.consume(children)).text);
     } catch (error) {
       return `${original}\n\n${unboundedNote(error instanceof Error ? error.message : String(error))}`;
     }
   }
 
   /** `completed` for each child, then one `wait` that projects and consumes them all. */
-  private async consume(children: ChildAnswer[]): Promise<string> {
+  private async consume(children: ChildAnswer[]): Promise<WaitResult> {
     if (this.adapter.client?.connected !== true) throw new Error("handoffd is not connected");
     const signal = AbortSignal.timeout(this.daemonTimeoutMs);
     const call = { timeoutMs: this.daemonTimeoutMs, signal };
@@ -141,7 +161,7 @@ export class PiSubagentsBridge {
     const batch = await this.adapter.wait(children.map((child) => child.childId), { timeoutMs: 0, signal });
     const missing = children.length - batch.sections.length - batch.deferred;
     if (missing > 0) throw new Error(`handoffd returned ${batch.sections.length} of ${children.length} results`);
-    return batch.text;
+    return batch;
   }
 
   // ---- pi-subagents' bus events -------------------------------------------------------------

@@ -40,9 +40,10 @@ export function hasNonText(content: unknown): boolean {
 
 /**
  * The children of a foreground `subagent` result that produced an answer, in result order.
- * `callId` (the tool call's id) makes their ids unique within the session.
+ * Their ids are `${idPrefix}/${position}`: the caller makes `idPrefix` unique within the session
+ * (a tool call id alone is not: some providers reuse them).
  */
-export function foregroundChildren(callId: string, details: unknown): ChildAnswer[] {
+export function foregroundChildren(idPrefix: string, details: unknown): ChildAnswer[] {
   if (!isRecord(details) || !Array.isArray(details.results)) return [];
   const children: ChildAnswer[] = [];
   details.results.forEach((result: unknown, position: number) => {
@@ -54,7 +55,7 @@ export function foregroundChildren(callId: string, details: unknown): ChildAnswe
     const error = typeof result.error === "string" && result.error !== "" ? result.error : undefined;
     const failed = error !== undefined || (typeof result.exitCode === "number" && result.exitCode !== 0);
     children.push({
-      childId: `${callId}/${position}`,  // workflow children all have index 0
+      childId: `${idPrefix}/${position}`,  // workflow children all have index 0
       title: key === undefined ? agent : `${agent} ${key}`,
       status: failed ? "error" : "done",
       ...(failed ? { error: error ?? `exit code ${String(result.exitCode)}` } : {}),

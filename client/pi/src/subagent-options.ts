@@ -5,6 +5,12 @@
 export const DEFAULT_MAX_RUNNING = 8;
 /** A child's time limit, ms (30 min); past it its process group is killed and it completes as an error. */
 export const DEFAULT_CHILD_TIMEOUT_MS = 30 * 60 * 1000;
+/**
+ * Set to "1" in every child Pi's environment: the extension then registers nothing there. A child
+ * runs `--mode json`, which exits after its prompt, so subagents of its own would be killed
+ * unfinished; nesting is not offered.
+ */
+export const SUBAGENT_CHILD_ENV = "HANDOFF_SUBAGENT_CHILD";
 /** The most children one `subagent_wait` names (the daemon's `maxChildIds`). */
 export const MAX_WAIT_IDS = 64;
 

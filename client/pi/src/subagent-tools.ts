@@ -21,7 +21,7 @@ function textResult<T>(text: string, details: T): AgentToolResult<T> {
 }
 
 function spawnContext(ctx: ExtensionContext): SpawnContext {
-  return { cwd: ctx.cwd, model: ctx.model, hasUI: ctx.hasUI, ui: ctx.ui };
+  return { cwd: ctx.cwd, model: ctx.model, hasUI: ctx.hasUI, ui: ctx.ui, models: () => ctx.modelRegistry.getAll() };
 }
 
 const idParameter = Type.Object({ id: Type.String({ description: "The subagent id" }) });
@@ -44,11 +44,14 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       const spawned = await subagents.spawn(params, spawnContext(ctx));
       const name = `${spawned.childId} ${JSON.stringify(spawned.title)}`;
+      const unreachable = spawned.daemonReachable
+        ? ""
+        : " handoffd is not reachable right now: the subagent runs anyway and its result is kept until it is back (subagent_check and subagent_wait fail until then).";
       const text =
-        spawned.queuePosition === 0
+        (spawned.queuePosition === 0
           ? `Started subagent ${name}. Its result is delivered to you when you are idle; call subagent_wait to wait for it now.`
           : `Queued subagent ${name}: the limit of running subagents is reached; it starts when one finishes ` +
-            `(position ${spawned.queuePosition} in the queue). Its result is delivered like any other.`;
+            `(position ${spawned.queuePosition} in the queue). Its result is delivered like any other.`) + unreachable;
       return textResult(text, { childId: spawned.childId, title: spawned.title, queuePosition: spawned.queuePosition });
     },
   });
@@ -104,8 +107,8 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     label: "Check subagent",
     description: "A subagent's state and a preview of its latest activity (at most 2 KiB / 20 lines). Does not consume its result.",
     parameters: idParameter,
-    async execute(_toolCallId, params) {
-      const check = await subagents.check(params.id);
+    async execute(_toolCallId, params, signal) {
+      const check = await subagents.check(params.id, signal);
       let state: string = check.state;
       if (check.status !== null) state += ` (${check.status})`;
       if (check.bytes !== null && check.lines !== null) state += `, ${formatBytes(check.bytes)} / ${check.lines} lines`;
@@ -121,8 +124,10 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     label: "Cancel subagent",
     description: "Stop a subagent: ends its process and everything it started, and drops its result.",
     parameters: idParameter,
-    async execute(_toolCallId, params) {
-      const { result, was } = await subagents.cancel(params.id);
+    async execute(_toolCallId, params, signal) {
+      const { result, was } = await subagents.cancel(params.id, signal);
+      if (result === undefined)
+        return textResult(`Subagent ${params.id}: already delivered; nothing to cancel.`, { childId: params.id, was, consumed: 0 });
       if (!result.cancelled.includes(params.id)) throw new Error(`subagent_cancel: no subagent ${params.id} in this session`);
       const what =
         was === "running" ? "its process tree was ended" : was === "queued" ? "it had not started yet" : result.consumed > 0 ? "it had finished; its result was dropped" : "it had already ended";

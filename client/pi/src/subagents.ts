@@ -1,8 +1,12 @@
 // The subagents of one Pi session: child Pi processes it spawned, reported to handoffd.
 //
 // Contract:
-// - `spawn` reports `subagent/started` first (so check/wait know the child), then runs the child
-//   at once, or queues it when `maxRunning` children run; queued children start in spawn order.
+// - `spawn` reports `subagent/started` first when connected (so check/wait know the child), then
+//   runs the child at once, or queues it when `maxRunning` children run; queued children start in
+//   spawn order. With handoffd unreachable it does not wait: the child runs all the same.
+// - After every (re)connection to handoffd, `subagent/started` goes again for every running and
+//   queued child (a restarted daemon has forgotten them; a known child is unchanged by it), and
+//   completions being retried are sent at once.
 // - Each child's latest activity goes to the daemon as `subagent/progress`; its end as
 //   `subagent/completed` (status done/error, the exact final text), retried until the daemon takes
 //   it, so a result is not lost to a daemon restart. A cancelled child is reported by `cancel`.
@@ -10,16 +14,21 @@
 //   (not returned by a wait, not seen landing in an auto-delivery, not cancelled): `wait()` with no
 //   ids waits for those.
 // - The status line shows running, queued and pending (finished, not delivered) children.
-// - `shutdown` kills every child's process group; the guard kills them anyway if Pi dies.
+// - `shutdown` kills every child's process group and tells handoffd they are cancelled (resolving
+//   once it answered, or SHUTDOWN_CANCEL_MS passed); the guard kills them anyway if Pi dies.
+// - Memory: a finished child's final text is dropped once handoffd took it; a child is forgotten
+//   once its result reached the session (only its id stays, for subagent_cancel's answer).
 import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 
 import { HandoffError } from "./errors.js";
 import type { HandoffAdapter, HandoffMessageDetails, SubagentCompletion } from "./pi-adapter.js";
+import { chooseModel, type KnownModel } from "./model-choice.js";
 import { PiChild, type ChildOutcome } from "./pi-child.js";
+import { piLaunch, type ParentRuntime } from "./pi-launch.js";
 import { ErrorCode, type CancelResult, type CheckResult, type WaitResult } from "./protocol.js";
-import { MAX_WAIT_IDS, type ResolvedSubagentOptions } from "./subagent-options.js";
+import { MAX_WAIT_IDS, SUBAGENT_CHILD_ENV, type ResolvedSubagentOptions } from "./subagent-options.js";
 
 /** What spawning needs from Pi's tool context. */
 export interface SpawnContext {
@@ -27,6 +36,8 @@ export interface SpawnContext {
   model: { provider: string; id: string } | undefined;
   hasUI: boolean;
   ui: { setStatus(key: string, text: string | undefined): void };
+  /** Pi's model registry (every model it knows); absent: `model` is passed to the child unchecked. */
+  models?: () => readonly KnownModel[];
 }
 
 export interface SpawnRequest {
@@ -41,6 +52,8 @@ export interface Spawned {
   title: string;
   /** 0 when it started at once; else its place in the queue (1 = next). */
   queuePosition: number;
+  /** False when handoffd was not connected at spawn (the result is kept and reported once it is). */
+  daemonReachable: boolean;
 }
 
 interface Child {
@@ -51,19 +64,29 @@ interface Child {
   provider: string | undefined;
   model: string | undefined;
   phase: "queued" | "running" | "finished" | "cancelled";
-  process?: PiChild;
+  process?: PiChild | undefined;
+  /** `subagent/completed` has landed at handoffd (or nothing is left to report). */
+  reported?: boolean;
 }
 
+/** Delivered ids of children no longer held, remembered for subagent_cancel at most (then not added). */
+const MAX_DELIVERED_IDS = 10_000;
 /** Longest title made from a task's first line, chars. */
 const TITLE_CHARS = 60;
 /** Retry of `subagent/completed` while the daemon is unreachable: first delay and cap, ms. */
 const REPORT_RETRY_FIRST_MS = 250;
 const REPORT_RETRY_MAX_MS = 10_000;
+/** How long session shutdown waits for handoffd to record the children cancelled, ms. */
+const SHUTDOWN_CANCEL_MS = 1_000;
 
 export class Subagents {
   private readonly children = new Map<string, Child>();
   private readonly queue: Child[] = [];
   private readonly undelivered = new Set<string>();
+  /** Ids of children whose result reached the session (forgotten otherwise). */
+  private readonly delivered = new Set<string>();
+  /** Wakes the completion retries (aborted and replaced on every connection). */
+  private retryNow = new AbortController();
   private running = 0;
   private ctx: SpawnContext | undefined;
   private closed = false;
@@ -71,23 +94,26 @@ export class Subagents {
   constructor(
     private readonly adapter: HandoffAdapter,
     private readonly options: ResolvedSubagentOptions,
-    /** The Pi CLI script and Node the parent runs. */
-    private readonly runtime: { node: string; piCli: string | undefined },
-  ) {}
+    /** The parent Pi's process (how children are started: pi-launch.ts). */
+    private readonly runtime: ParentRuntime,
+  ) {
+    adapter.onConnected(() => this.onConnected());
+  }
 
   async spawn(request: SpawnRequest, ctx: SpawnContext): Promise<Spawned> {
     this.ctx = ctx;
     if (this.closed) throw new Error("subagent_spawn: the session is shutting down");
     const task = request.task;
     if (task.trim() === "") throw new Error("subagent_spawn: `task` is empty");
-    const piCli = this.options.piCli ?? this.runtime.piCli;
-    if (piCli === undefined) throw new Error("subagent_spawn: cannot tell which Pi CLI this session runs (process.argv[1] is unset)");
+    piLaunch(this.runtime, this.options.piCli);  // throws when it cannot tell how to start Pi
     const cwd = request.cwd === undefined ? ctx.cwd : isAbsolute(request.cwd) ? request.cwd : resolve(ctx.cwd, request.cwd);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw new Error(`subagent_spawn: cwd ${cwd} is not a directory`);
     const { provider, model } = this.modelFor(request.model, ctx);
     const title = request.title?.trim() || titleOf(task);
     const child: Child = { id: newChildId(), title, task, cwd, provider, model, phase: "queued" };
-    await this.adapter.started(child.id, title);
+    // Connected: handoffd must take the child (it may refuse, say, a title too long). Not
+    // connected: the child runs anyway, and `started` goes out once the connection is there.
+    if (this.adapter.connected) await this.adapter.started(child.id, title).catch(ignoreConnectionLoss);
     this.children.set(child.id, child);
     this.undelivered.add(child.id);
     let queuePosition = 0;
@@ -98,7 +124,7 @@ export class Subagents {
       this.adapter.progress(child.id, `queued: ${this.options.maxRunning} subagents are running (position ${queuePosition})`);
     }
     this.showStatus();
-    return { childId: child.id, title, queuePosition };
+    return { childId: child.id, title, queuePosition, daemonReachable: this.adapter.connected };
   }
 
   /** Waits for `ids` (default: every undelivered child); what it returns counts as delivered. */
@@ -110,18 +136,23 @@ export class Subagents {
     if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
     if (signal !== undefined) options.signal = signal;
     const result = await this.adapter.wait(waited, options);
-    for (const section of result.sections) this.undelivered.delete(section.childId);
-    for (const id of [...(result.alreadyDelivered ?? []), ...(result.cancelled ?? [])]) this.undelivered.delete(id);
+    for (const section of result.sections) this.markDelivered(section.childId);
+    for (const id of result.alreadyDelivered ?? []) this.markDelivered(id);
+    for (const id of result.cancelled ?? []) this.undelivered.delete(id);
     this.showStatus();
     return { result, waited, left: wanted.slice(MAX_WAIT_IDS) };
   }
 
-  check(id: string): Promise<CheckResult> {
-    return this.adapter.check(id);
+  check(id: string, signal?: AbortSignal): Promise<CheckResult> {
+    return this.adapter.check(id, signal === undefined ? {} : { signal });
   }
 
-  /** Ends the child's process tree (or drops it from the queue); the daemon records it cancelled. */
-  async cancel(id: string): Promise<{ result: CancelResult; was: Child["phase"] | "unknown" }> {
+  /**
+   * Ends the child's process tree (or drops it from the queue); the daemon records it cancelled.
+   * A child whose result was delivered already has nothing to cancel: `result` is undefined.
+   */
+  async cancel(id: string, signal?: AbortSignal): Promise<{ result: CancelResult | undefined; was: Child["phase"] | "delivered" | "unknown" }> {
+    if (this.delivered.has(id)) return { result: undefined, was: "delivered" };
     const child = this.children.get(id);
     const was = child?.phase ?? "unknown";
     if (child !== undefined && (child.phase === "queued" || child.phase === "running")) {
@@ -131,14 +162,15 @@ export class Subagents {
       child.process?.kill();
     }
     this.undelivered.delete(id);
+    this.forgetIfDone(id);
     this.showStatus();
-    const result = await this.adapter.cancel([id]);
+    const result = await this.adapter.cancel([id], signal === undefined ? {} : { signal });
     return { result, was };
   }
 
   /** A batch landed in the session (its message_end): its children are delivered. */
   onDelivered(details: HandoffMessageDetails): void {
-    for (const section of details.sections) this.undelivered.delete(section.childId);
+    for (const section of details.sections) this.markDelivered(section.childId);
     this.showStatus();
   }
 
@@ -147,17 +179,21 @@ export class Subagents {
     this.ctx = ctx;
   }
 
-  /** Session end: every child's process group is killed; the daemon is told they are cancelled. */
-  shutdown(): void {
+  /**
+   * Session end: every child's process group is killed; the daemon is told they are cancelled.
+   * Resolves once it answered (at most SHUTDOWN_CANCEL_MS): await it before the adapter closes.
+   */
+  async shutdown(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.retryNow.abort();
     const live = [...this.children.values()].filter((child) => child.phase === "queued" || child.phase === "running");
     this.queue.length = 0;
     for (const child of live) {
       child.phase = "cancelled";
       child.process?.kill();
     }
-    if (live.length > 0) this.adapter.cancel(live.map((child) => child.id), { timeoutMs: 1_000 }).catch(() => undefined);
+    if (live.length > 0) await this.adapter.cancel(live.map((child) => child.id), { timeoutMs: SHUTDOWN_CANCEL_MS }).catch(() => undefined);
   }
 
   /** Process-group ids of the running children (for tests and diagnostics). */
@@ -167,10 +203,35 @@ export class Subagents {
 
   // ---- internals ------------------------------------------------------------------------------
 
+  /** A (re)connection: handoffd learns the live children again; retried completions go now. */
+  private onConnected(): void {
+    if (this.closed) return;
+    for (const child of this.children.values())
+      if (child.phase === "queued" || child.phase === "running") this.adapter.started(child.id, child.title).catch(() => undefined);
+    this.retryNow.abort();
+    this.retryNow = new AbortController();
+  }
+
+  private markDelivered(id: string): void {
+    this.undelivered.delete(id);
+    if (this.children.has(id) && this.delivered.size < MAX_DELIVERED_IDS) this.delivered.add(id);
+    this.forgetIfDone(id);
+  }
+
+  /** Forgets a child that has ended, was reported and is no longer awaited. */
+  private forgetIfDone(id: string): void {
+    const child = this.children.get(id);
+    if (child === undefined || this.undelivered.has(id)) return;
+    if (child.phase === "cancelled" || (child.phase === "finished" && child.reported === true)) this.children.delete(id);
+  }
+
+  /** The parent's model, or `requested` checked against Pi's registry (refused when unknown there). */
   private modelFor(requested: string | undefined, ctx: SpawnContext): { provider: string | undefined; model: string | undefined } {
     if (requested !== undefined && requested.trim() !== "") {
+      const models = ctx.models?.() ?? [];
+      if (models.length > 0) return chooseModel(requested, models, ctx.model?.provider);
       const slash = requested.indexOf("/");
-      // "provider/id" names both; a bare id stays on the parent's provider.
+      // No registry to check against: "provider/id" names both; a bare id stays on the parent's provider.
       if (slash > 0) return { provider: requested.slice(0, slash), model: requested.slice(slash + 1) };
       return { provider: ctx.model?.provider, model: requested };
     }
@@ -182,12 +243,11 @@ export class Subagents {
     child.phase = "running";
     this.running += 1;
     const spec = {
-      piCli: (this.options.piCli ?? this.runtime.piCli) as string,
-      node: this.runtime.node,
+      launch: piLaunch(this.runtime, this.options.piCli),
       task: child.task,
       cwd: child.cwd,
       extraArgs: this.options.childArgs,
-      env: process.env,
+      env: { ...process.env, [SUBAGENT_CHILD_ENV]: "1" },
       timeoutMs: this.options.childTimeoutMs,
       onActivity: (text: string) => void this.adapter.progress(child.id, text),
       ...(child.provider === undefined ? {} : { provider: child.provider }),
@@ -202,6 +262,7 @@ export class Subagents {
     this.running -= 1;
     const cancelled = child.phase === "cancelled";
     if (!cancelled) child.phase = "finished";
+    child.process = undefined;  // with it the child's final text, once reported below
     this.startQueued();
     this.showStatus();
     if (cancelled || this.closed) return;  // the daemon recorded it cancelled already
@@ -210,18 +271,23 @@ export class Subagents {
     for (let delay = REPORT_RETRY_FIRST_MS; !this.closed; delay = Math.min(delay * 2, REPORT_RETRY_MAX_MS)) {
       try {
         await this.adapter.completed(report);
+        child.reported = true;
+        this.forgetIfDone(child.id);
         return;
       } catch (error) {
         // Retried: the daemon unreachable, stopping, overloaded or out of storage. A refusal of the
         // call itself (say a final text over the frame cap) is reported once as the child's error,
         // so the parent still learns how it ended; a conflict means an earlier attempt landed.
         if (!retryable(error)) {
-          if (report.status === "error" && report.finalText === "") return;
-          if (error instanceof HandoffError && error.code === ErrorCode.Conflict) return;
+          if ((report.status === "error" && report.finalText === "") || (error instanceof HandoffError && error.code === ErrorCode.Conflict)) {
+            child.reported = true;
+            this.forgetIfDone(child.id);
+            return;
+          }
           report = { ...completion, status: "error", finalText: "", error: `handoffd refused the child's result: ${String((error as Error).message)}` };
           continue;
         }
-        await new Promise((done) => setTimeout(done, delay));
+        await sleepUnless(delay, this.retryNow.signal);
       }
     }
   }
@@ -256,6 +322,26 @@ export class Subagents {
       // A stale context after session replacement; the status is cosmetic.
     }
   }
+}
+
+/** A connection lost under `started` changes nothing: it goes again on the next connection. */
+function ignoreConnectionLoss(error: unknown): void {
+  if (error instanceof HandoffError && (error.kind === "connection-lost" || error.kind === "not-connected")) return;
+  throw error;
+}
+
+/** Sleeps `ms`, or less when `signal` is aborted (never rejects). */
+function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    function finish(): void {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", finish);
+      done();
+    }
+    if (signal.aborted) finish();
+    else signal.addEventListener("abort", finish, { once: true });
+  });
 }
 
 function newChildId(): string {

@@ -303,6 +303,8 @@ describe("Pi adapter", () => {
     await daemon.kill();
     const s = await setup({ daemon, connect: false });
     await eventually("the footer status", () => s.ctx.statuses.includes("handoff: daemon unreachable, retrying"));
+    await delay(1_000);  // several more failed attempts (100 ms doubling): the status is set once
+    assert.deepEqual(s.ctx.statuses, ["handoff: daemon unreachable, retrying"]);
     await daemon.launch();
     await s.adapter.ready(5_000);
     await eventually("the status to clear", () => s.ctx.statuses.at(-1) === undefined);

@@ -10,7 +10,7 @@ import { test } from "node:test";
 
 import { delay, eventually, packageRoot } from "../support/daemon.js";
 import { textOf, type ModelRequest } from "../support/scripted-model.js";
-import { deliveredBatches, exactReport, parentRequests, processesWith, scenarioPerTest, startScenario, type Scenario } from "../support/subagent-scenario.js";
+import { deliveredBatches, exactReport, parentRequests, processesWith, scenarioPerTest, spawnedId, startScenario, toolText, type Scenario } from "../support/subagent-scenario.js";
 
 const { scenario, onCleanup } = scenarioPerTest();
 
@@ -128,38 +128,71 @@ export default function (pi) {
   assert.match(deliveredBatches(s.pi)[0]?.text ?? "", /BEGIN quick\nquick answer\nEND quick/);
 });
 
-test("handoffd killed and restarted mid-session: the extension reconnects and every result arrives once", async () => {
+test("handoffd killed and restarted mid-session: check/wait fail at once while it is down, spawn does not wait, the running child is known again after the restart, every result arrives once", async () => {
   let release: (() => void) | undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
+  let lateId = "";
   const s = await scenario(async (request) => {
     if (request.firstUser === "CHILD early") return { text: "BEGIN early\nbefore the restart\nEND early" };
+    if (request.firstUser === "CHILD down") return { text: "BEGIN down\nspawned while handoffd was down\nEND down" };
     if (request.firstUser === "CHILD late") {
       await gate;
       return { text: "BEGIN late\nafter the restart\nEND late" };
     }
-    if (request.last?.role === "user" && textOf(request.last).startsWith("PARENT"))
+    const last = request.last;
+    if (last?.role === "user" && textOf(last).startsWith("PARENT spawn"))
       return {
         toolCalls: [
           { name: "subagent_spawn", arguments: { task: "CHILD early", title: "Early" } },
           { name: "subagent_spawn", arguments: { task: "CHILD late", title: "Late" } },
         ],
       };
+    if (last?.role === "user" && textOf(last).startsWith("PARENT while down"))
+      return {
+        toolCalls: [
+          { name: "subagent_spawn", arguments: { task: "CHILD down", title: "Down" } },
+          { name: "subagent_check", arguments: { id: lateId } },
+          { name: "subagent_wait", arguments: {} },
+        ],
+      };
     return { text: "ok" };
   });
   await s.pi.prompt("PARENT spawn two");
+  lateId = spawnedId(toolText(await s.pi.waitFor((e) => e.type === "tool_execution_end" && toolText(e).includes('"Late"'), 30_000, "the late spawn")));
   await eventually("the early result to land", () => deliveredBatches(s.pi).some((b) => b.text.includes("END early")), 30_000);
   await eventually("its acknowledgement", async () => (await s.worker.status()).queue.deliveries === 0);
 
-  // The late child finishes while the daemon is down: its completion is retried until it is back.
+  // handoffd down: spawn returns at once and says so; check and wait fail at once, not after 30 s.
   await s.daemon.kill();
-  release?.();
-  await eventually("the late child to exit", () => processesWith("CHILD late").length === 0, 30_000);
+  await delay(500);  // the extension's first reconnection attempt has failed by now
+  const from = s.pi.events.length;
+  const asked = Date.now();
+  await s.pi.prompt("PARENT while down");
+  await s.pi.waitFor((e) => e.type === "agent_settled", 30_000, "the run while down", from);
+  const took = Date.now() - asked;
+  const ends = s.pi.events.slice(from).filter((e) => e.type === "tool_execution_end");
+  const byTool = new Map(ends.map((e) => [String(e["toolName"]), e]));
+  assert.ok(took < 10_000, `three tool calls with handoffd down took ${took} ms`);
+  assert.equal(byTool.get("subagent_spawn")?.["isError"], false);
+  assert.match(toolText(byTool.get("subagent_spawn")!), /Started subagent .*handoffd is not reachable/s);
+  for (const tool of ["subagent_check", "subagent_wait"]) {
+    assert.equal(byTool.get(tool)?.["isError"], true, tool);
+    assert.match(toolText(byTool.get(tool)!), /handoffd is unreachable/, tool);
+  }
+
+  // Back: the still running child is known to the new daemon without finishing first.
   await s.daemon.launch();
-  await eventually("the late result to land", () => deliveredBatches(s.pi).some((b) => b.text.includes("END late")), 30_000);
+  await eventually("the late child known again", async () => {
+    try {
+      return (await s.worker.check({ parentId: s.sessionId, childId: lateId })).state === "running" || undefined;
+    } catch {
+      return undefined;
+    }
+  }, 15_000);
+  release?.();
+  await eventually("the late and down results to land", () => ["END late", "END down"].every((end) => deliveredBatches(s.pi).some((b) => b.text.includes(end))), 30_000);
   await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the triggered run", deliveredBatches(s.pi).at(-1)?.index ?? 0);
   await delay(500);  // a duplicate would come within the daemon's 50 ms coalescing delay
   const batches = deliveredBatches(s.pi);
-  assert.equal(batches.length, 2, "each result once");
-  assert.equal(batches.filter((b) => b.text.includes("END early")).length, 1);
-  assert.equal(batches.filter((b) => b.text.includes("END late")).length, 1);
+  for (const end of ["END early", "END late", "END down"]) assert.equal(batches.filter((b) => b.text.includes(end)).length, 1, `${end} once`);
 });

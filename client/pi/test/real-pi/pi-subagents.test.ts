@@ -23,6 +23,11 @@ const pi085Cli = resolve(peers, "@earendil-works/pi-coding-agent/dist/cli.js");
 const bridge = resolve(packageRoot, "dist/src/pi-subagents-bridge.js");
 
 const KiB = 1024;
+/**
+ * What pi-subagents writes around a single child's answer, which the bridge keeps as it is: the
+ * answer is bounded to 16 KiB, the tool result to that plus these few bytes (about 12 here).
+ */
+const PI_SUBAGENTS_OWN_BYTES = 256;
 
 /** Numbered lines up to `bytes`, first line `BEGIN tag`, last line `END tag`. */
 function answerOfBytes(bytes: number, tag: string): string {
@@ -173,7 +178,7 @@ function assertMiddleReadBack(conversation: Parent, full: string): void {
   assert.ok(received.includes(lines.slice(last).join("\n")), "the tail after the last read is shown");
 }
 
-test("foreground on Pi 1.6.0: a 146 KB child answer reaches the parent model within 16 KiB, its middle readable", async () => {
+test("foreground on Pi 1.6.0: a 146 KB child answer reaches the parent model bounded to 16 KiB, its middle readable; again under a reused tool call id", async () => {
   const full = answerOfBytes(146_000, "FGLONG");
   answers.set("FGLONG", { text: full });
   // The default extension is loaded too: the bridge shares its endpoint (one registration).
@@ -183,7 +188,7 @@ test("foreground on Pi 1.6.0: a 146 KB child answer reaches the parent model wit
     await converse(pi, conversation);
     const received = conversation.received ?? "";
     console.log(`foreground 146 KB: child answer ${bytesOf(full)} bytes -> parent model got ${bytesOf(received)} bytes, ${conversation.ranges.length} footer read range(s)`);
-    assert.ok(bytesOf(received) <= 16 * KiB, `received ${bytesOf(received)} bytes`);
+    assert.ok(bytesOf(received) <= 16 * KiB + PI_SUBAGENTS_OWN_BYTES, `received ${bytesOf(received)} bytes`);
     assert.ok(received.includes("BEGIN FGLONG\n") && received.includes("\nEND FGLONG"), "first and last lines are there");
     assertMiddleReadBack(conversation, full);
 
@@ -191,6 +196,15 @@ test("foreground on Pi 1.6.0: a 146 KB child answer reaches the parent model wit
     const result = end?.["result"] as { details?: { mode?: string; results?: { agent?: string }[] } } | undefined;
     assert.equal(result?.details?.mode, "single", "pi-subagents' details are kept");
     assert.equal(result?.details?.results?.[0]?.agent, "delegate");
+
+    // The same tool call id again in this session (some providers reuse ids): bounded all the same.
+    const again = answerOfBytes(60_000, "FGAGAIN");
+    answers.set("FGAGAIN", { text: again });
+    const second = new Parent("bound another child", subagentCall({ agent: "delegate", task: "write FGAGAIN", async: false }));
+    await converse(pi, second);
+    const secondReceived = second.received ?? "";
+    assert.ok(bytesOf(secondReceived) <= 16 * KiB + PI_SUBAGENTS_OWN_BYTES, `a reused call id: received ${bytesOf(secondReceived)} bytes, ending: ${secondReceived.slice(-300)}`);
+    assert.ok(secondReceived.includes("BEGIN FGAGAIN\n") && secondReceived.includes("\nEND FGAGAIN"));
 
     const sessionId = String((await pi.state())["sessionId"]);
     const registrations = daemon.log().split("\n").filter((line) => line.includes("parent endpoint for") && line.includes(sessionId));
@@ -200,11 +214,13 @@ test("foreground on Pi 1.6.0: a 146 KB child answer reaches the parent model wit
   }
 });
 
-test("foreground on Pi 1.6.0: eight parallel children of 50 KB come back as one result within 48 KiB", async () => {
+test("foreground on Pi 1.6.0: eight parallel children of 50 KB come back as one result within 48 KiB, the workflow's own output kept", async () => {
   const tags = Array.from({ length: 8 }, (_, i) => `PARX${i + 1}`);
   for (const tag of tags) answers.set(tag, { text: answerOfBytes(50_000, tag) });
   const children = tags.map((tag) => `{ key: "${tag.toLowerCase()}", agent: "delegate", task: "write ${tag}", async: false }`);
-  const script = `const results = await runs.all([${children.join(", ")}]); return results.map((r) => r.output);`;
+  const script =
+    `console.log("CONSOLE-MARKER"); const results = await runs.all([${children.join(", ")}]); ` +
+    `return "SCRIPT-RETURN-MARKER\\n" + results.map((r) => r.output).join("\\n\\n");`;
   const pi = await startPi();
   try {
     const conversation = new Parent("bound eight children", subagentCall({ workflowScript: script, async: false }));
@@ -216,6 +232,9 @@ test("foreground on Pi 1.6.0: eight parallel children of 50 KB come back as one 
       assert.ok(received.includes(`BEGIN ${tag}\n`), `first line of ${tag}`);
       assert.ok(received.includes(`\nEND ${tag}`), `last line of ${tag}`);
     }
+    // What pi-subagents wrote around the answers is still there: the script's return, console, trace.
+    for (const kept of ["Workflow completed.", "Return:\nSCRIPT-RETURN-MARKER\nBEGIN PARX1\n", "Console:\n[log] CONSOLE-MARKER", "Call trace:\n"])
+      assert.ok(received.includes(kept), `kept ${JSON.stringify(kept)}`);
   } finally {
     await pi.close();
   }

@@ -5,7 +5,10 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 
-import { eventually } from "../support/daemon.js";
+import { resolve } from "node:path";
+
+import { eventually, packageRoot } from "../support/daemon.js";
+import { alive } from "../support/real-pi.js";
 import { textOf } from "../support/scripted-model.js";
 import { processesWith, scenarioPerTest, spawnedIdsSeen, startScenario, toolEnd, toolText } from "../support/subagent-scenario.js";
 
@@ -68,7 +71,20 @@ test("a killed parent Pi leaves no child behind", async () => {
   await eventually("the child's tree to end with its parent", () => processesWith(marker).length === 0, 10_000);
 });
 
-test("a failing child completes with status error; past the limit spawns queue and say so", async () => {
+test("a parent Pi that shuts down (the pi-subagents bridge loaded first) ends its children and handoffd records them cancelled", async () => {
+  const marker = `handoff-shutdown-${randomBytes(4).toString("hex")}`;
+  // The bridge first: its adapter's session_shutdown handler runs before the default extension's.
+  const s = await scenario(sleeperScript(marker), { extensions: [resolve(packageRoot, "dist/src/pi-subagents-bridge.js"), packageRoot] });
+  await s.pi.prompt("PARENT start a sleeper");
+  const childId = /subagent (sa-[0-9a-f]+)/.exec(toolText(await toolEnd(s.pi, "subagent_spawn")))?.[1] ?? "";
+  await eventually("the child's bash command to run", () => processesWith(`echo ${marker}`).length > 0, 30_000);
+  s.pi.endInput();
+  await eventually("the parent Pi to exit", () => !alive(s.pi.pid) || undefined, 20_000);
+  await eventually("the child's tree to end", () => processesWith(marker).length === 0, 10_000);
+  assert.equal((await s.worker.check({ parentId: s.sessionId, childId })).state, "cancelled");
+});
+
+test("a failing child completes with status error; past the limit spawns queue and say so; a model Pi does not know is refused at spawn", async () => {
   let firstChildRunning = false;
   let secondStartedWhileFirstRan: boolean | undefined;
   const s = await scenario(
@@ -89,7 +105,10 @@ test("a failing child completes with status error; past the limit spawns queue a
           toolCalls: [
             { name: "subagent_spawn", arguments: { task: "CHILD one", title: "One" } },
             { name: "subagent_spawn", arguments: { task: "CHILD two", title: "Two" } },
-            { name: "subagent_spawn", arguments: { task: "CHILD three", title: "Broken", model: "nowhere/x" } },
+            // A model Pi knows, on a provider with no credentials here: the child Pi exits with code 1.
+            { name: "subagent_spawn", arguments: { task: "CHILD three", title: "Broken", model: "openai/gpt-4o" } },
+            { name: "subagent_spawn", arguments: { task: "CHILD four", title: "Unknown model", model: "scripted-modle" } },
+            { name: "subagent_spawn", arguments: { task: "CHILD five", title: "Unknown provider", model: "nowhere/x" } },
           ],
         };
       if (last?.role === "tool" && !textOf(last).includes("finished") && !textOf(last).includes("failed"))
@@ -100,16 +119,20 @@ test("a failing child completes with status error; past the limit spawns queue a
   );
   await s.pi.prompt("PARENT spawn three");
   const waited = await toolEnd(s.pi, "subagent_wait", 60_000);
-  const spawns = s.pi.where((e) => e.type === "tool_execution_end" && e["toolName"] === "subagent_spawn").map(toolText);
+  const spawns = s.pi.where((e) => e.type === "tool_execution_end" && e["toolName"] === "subagent_spawn" && e["isError"] === false).map(toolText);
   assert.match(spawns[0] ?? "", /^Started subagent sa-[0-9a-f]+ "One"\./);
   assert.match(spawns[1] ?? "", /^Queued subagent sa-[0-9a-f]+ "Two": the limit of running subagents is reached; it starts when one finishes \(position 1 in the queue\)/);
   assert.match(spawns[2] ?? "", /^Queued subagent sa-[0-9a-f]+ "Broken".*position 2 in the queue/);
+  const refused = s.pi.where((e) => e.type === "tool_execution_end" && e["toolName"] === "subagent_spawn" && e["isError"] === true).map(toolText);
+  assert.equal(refused.length, 2, spawns.join("\n"));
+  assert.match(refused[0] ?? "", /no model "scripted-modle"; close matches: scripted\/.*pi --list-models/);
+  assert.match(refused[1] ?? "", /Pi knows no provider "nowhere".*pi --list-models/);
   assert.equal(secondStartedWhileFirstRan, false, "the queued child started only after the running one ended");
 
   const text = toolText(waited);
   assert.match(text, /"One" finished\.\n\nfirst done/);
   assert.match(text, /"Two" finished\.\n\nsecond done/);
-  assert.match(text, /"Broken" failed\.\nError: the child Pi exited with code 1; stderr: Error: Unknown provider "nowhere"/s);
+  assert.match(text, /"Broken" failed\.\nError: the child Pi exited with code 1; stderr: No API key found for openai/s);
   const sections = (waited["result"] as { details: { sections: { title: string; status: string }[] } }).details.sections;
   assert.deepEqual(sections.map((x) => [x.title, x.status]).sort(), [["Broken", "error"], ["One", "done"], ["Two", "done"]]);
 });

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { packageRoot } from "../support/daemon.js";
 import { textOf } from "../support/scripted-model.js";
 import { deliveredBatches, exactReport, parentRequests, spawnedIdsSeen, scenarioPerTest, toolEnd, toolText } from "../support/subagent-scenario.js";
 
@@ -17,14 +18,17 @@ test("spawn a child Pi, wait for its 171 KB answer: the model gets <= 16 KiB wit
     const last = request.last;
     if (last?.role === "user") return { toolCalls: [{ name: "subagent_spawn", arguments: { task: "CHILD write the long report", title: "Long report" } }] };
     if (last?.role === "tool" && textOf(last).includes("Started subagent")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
+    // Cancelling the child whose result just came: nothing to cancel, and no error.
+    if (last?.role === "tool" && textOf(last).includes('"Long report" finished'))
+      return { toolCalls: [{ name: "subagent_cancel", arguments: { id: spawnedIdsSeen(request)[0] ?? "none" } }] };
     return { text: "read it" };
-  });
+  }, { env: { HANDOFF_SUBAGENT_ARGS: `-ne -e ${packageRoot}` } });  // the child loads the package too
   await s.pi.prompt("PARENT please delegate");
   const waited = await toolEnd(s.pi, "subagent_wait", 60_000);
   await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the parent to settle", s.pi.events.indexOf(waited));
 
   const requests = parentRequests(s.model, "PARENT");
-  const afterWait = requests[requests.length - 1];
+  const afterWait = requests.find((request) => request.last?.role === "tool" && textOf(request.last).includes('"Long report" finished'));
   assert.ok(afterWait !== undefined);
   assert.equal(afterWait.last?.role, "tool", "the model's last request follows the wait's result");
   const seen = textOf(afterWait.last);
@@ -40,9 +44,15 @@ test("spawn a child Pi, wait for its 171 KB answer: the model gets <= 16 KiB wit
   assert.deepEqual(details.sections.map((x) => [x.status, x.totalBytes, x.totalLines]), [["done", 171_000, 3_000]]);
   // Consumed by the wait: nothing is auto-delivered afterwards.
   assert.equal(deliveredBatches(s.pi).length, 0);
+  // The child Pi (which exits after its prompt, ending anything it spawned) is offered no subagent tools.
+  const childTools = s.model.requests.filter((r) => r.firstUser.startsWith("CHILD")).flatMap((r) => (r.body.tools ?? []).map((t) => t.function.name));
+  assert.ok(childTools.includes("read") && !childTools.some((name) => name.startsWith("subagent_")), `child tools: ${childTools.join(", ")}`);
   const running = s.pi.where((e) => e.type === "extension_ui_request" && e["statusKey"] === "handoff-subagents").map((e) => e["statusText"]);
   assert.ok(running.includes("subagents: 1 running"), `status line showed the running child: ${JSON.stringify(running)}`);
   assert.equal(running[running.length - 1], undefined, "the status line is cleared once delivered");
+  const cancelled = await toolEnd(s.pi, "subagent_cancel", 20_000);
+  assert.equal(cancelled["isError"], false);
+  assert.equal(toolText(cancelled), `Subagent ${String(childId)}: already delivered; nothing to cancel.`);
 });
 
 test("Esc during subagent_wait ends it at once and loses nothing: the result is auto-delivered once Pi is idle", async () => {

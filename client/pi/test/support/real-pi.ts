@@ -190,6 +190,11 @@ export class RealPi {
   }
 
   /** Kills Pi's process group (SIGKILL) and removes its temporary directory. */
+  /** Ends Pi's stdin: in RPC mode Pi shuts the session down (session_shutdown runs) and exits. */
+  endInput(): void {
+    this.child.stdin?.end();
+  }
+
   async close(): Promise<void> {
     const pid = this.child.pid;
     if (pid !== undefined && this.exit === undefined) {
