@@ -42,6 +42,9 @@ void add_options(CLI::App& app, config& cfg) {
                  "How long to wait for a parent/deliver acknowledgement")->capture_default_str();
   app.add_option("--flush-delay-ms", cfg.flush_delay_ms,
                  "Coalesce completions arriving within this before an auto-delivery")->capture_default_str();
+  app.add_option("--forget-after-ms", cfg.forget_after_ms,
+                 "Forget a parent this long after it hung up with nothing pending, and a delivered or "
+                 "cancelled child this long after it settled")->capture_default_str();
   app.add_option("--workers", cfg.workers, "Threads for hashing and disk writes")->capture_default_str();
   app.add_option("--head-share", cfg.head_share, "Share of a projection given to the head")->capture_default_str();
   app.add_option("--max-final-text-bytes", cfg.wire.max_final_text_bytes, "Max bytes of one finalText")
@@ -90,6 +93,8 @@ void validate(const config& cfg) {
   require(cfg.max_depth >= 4 && cfg.max_depth <= 1024, "--max-depth: 4..1024");
   require(cfg.max_connections >= 1, "--max-connections: at least 1");
   require(cfg.max_outbox_bytes >= 64 * 1024, "--max-outbox-bytes: at least 65536");
+  require(cfg.forget_after_ms >= 1 && cfg.forget_after_ms <= 30ULL * 24 * 3600 * 1000,
+          "--forget-after-ms: 1..2592000000 (30 days)");
   require(cfg.workers >= 1 && cfg.workers <= 64, "--workers: 1..64");
   require(cfg.head_share >= 0.05 && cfg.head_share <= 0.95, "--head-share: 0.05..0.95");
   require(cfg.policy.headroom_share > 0 && cfg.policy.headroom_share <= 1, "--headroom-share: (0, 1]");

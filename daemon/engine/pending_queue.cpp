@@ -91,6 +91,12 @@ pending_queue::put_outcome pending_queue::put(const completion& c, std::string_v
   return {held, false, false};
 }
 
+bool pending_queue::was_delivered(std::string_view parent_id, std::string_view child_id) const {
+  const std::string key = completion_key(parent_id, child_id);
+  std::lock_guard lock(mutex_);
+  return tombstones_.contains(key);
+}
+
 mapped_file pending_queue::open_text(const held_result& r) const {
   // Reads through the directory opened at start (texts_ never reopens it): no queue lock needed.
   std::optional<mapped_file> text = texts_.open(r.sha256);

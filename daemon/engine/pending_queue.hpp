@@ -120,6 +120,10 @@ class pending_queue {
   // ignored.
   std::vector<std::string> consume(const std::vector<std::uint64_t>& seqs);
 
+  // Whether this child's result left the queue (delivered, consumed or cancelled) and its
+  // tombstone is still kept: how the daemon tells a child it forgot from one it never knew.
+  bool was_delivered(std::string_view parent_id, std::string_view child_id) const;
+
   struct stats {
     std::size_t results = 0;      // held completions
     std::size_t text_bytes = 0;   // bytes of their texts on disk (shared texts counted once)
