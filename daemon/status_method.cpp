@@ -16,7 +16,8 @@ constexpr auto removals_wait = std::chrono::seconds(2);
 asio::awaitable<reply> service::status(std::shared_ptr<connection>, rpc::status_params) {
   // A status asked after a reply shows that reply's effect on the queue: removals a wait's
   // answer started on the pool finish first.
-  co_await queue_changes_.zero(std::chrono::steady_clock::now() + removals_wait);
+  const auto give_up = std::chrono::steady_clock::now() + removals_wait;  // a named local (g++ 12)
+  co_await queue_changes_.zero(give_up);
   rpc::status_result result;
   // Listing the store takes the pool (two thread hand-offs, more than the work itself on a busy
   // machine: bench/e2e_latency.cpp); a listing the directory has not changed since is reused.

@@ -155,7 +155,7 @@ struct wait_result {
   std::vector<std::string> pending;     // pending: listed children not completed yet
   std::vector<std::string> already_delivered;  // alreadyDelivered: delivered before this wait (not repeated)
   std::vector<std::string> cancelled;   // cancelled: listed children the parent cancelled
-  std::vector<std::string> forgotten;   // forgotten: delivered long ago (--forget-after-ms) and forgotten
+  std::vector<std::string> forgotten = {};  // forgotten: delivered, then forgotten (--forget-after-ms)
 };
 
 struct cancel_params {
