@@ -7,7 +7,7 @@
 // Simulated time: the daemon runs with a short --forget-after-ms (default here 200 ms instead of
 // an hour), so the forgetting a real daemon does an hour after a session ends happens within the
 // run. Nothing else depends on the grace, so a parent's life is the same as with the default,
-// compressed. The 64 texts repeat (content-addressed), so the store holds at most 64 artifacts
+// compressed. The auto-delivery coalescing delay is 0 (see main). The 64 texts repeat (content-addressed), so the store holds at most 64 artifacts
 // and the disk does not fill; what grows on disk is the queue's tombstones (one small file per
 // delivered child, expired by the periodic collection after a day).
 //
@@ -150,7 +150,10 @@ int main(int argc, char** argv) {
   try {
     std::vector<std::string> texts;
     for (std::size_t k = 1; k <= distinct_texts; ++k) texts.push_back(hb::report_text(k * 1024, 9'000'000 + k));
-    hb::bench_daemon daemon(s.handoffd, s.dir, {"--forget-after-ms", std::to_string(s.forget_after_ms)});
+    // No coalescing delay: a parent reports idle only after all its completions, so the batch is
+    // the same, and the run is not 50 ms of sleep per parent.
+    hb::bench_daemon daemon(s.handoffd, s.dir,
+                            {"--forget-after-ms", std::to_string(s.forget_after_ms), "--flush-delay-ms", "0"});
     std::cout << "## handoff soak\n\n";
     hb::print_environment(daemon.dir(), s.handoffd);
     hc::options opts;
