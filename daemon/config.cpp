@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "preview.hpp"
 #include "protocol/default_paths.hpp"
 
 namespace handoff::daemon {
@@ -109,26 +110,12 @@ void validate(const config& cfg) {
   require(cfg.log_format == "text" || cfg.log_format == "json", "--log-format: text or json");
 }
 
-nlohmann::json limits_json(const config& cfg) {
+rpc::limits_dto limits_of(const config& cfg) {
   auto caps = [](const surface_caps& c) {
-    return nlohmann::json{{"perResultBytes", c.per_result_bytes},
-                          {"perBatchBytes", c.per_batch_bytes},
-                          {"floorBytes", c.floor_bytes},
-                          {"maxLines", c.max_lines}};
+    return rpc::surface_limits{c.per_result_bytes, c.per_batch_bytes, c.floor_bytes, c.max_lines};
   };
-  return {{"maxFrameBytes", cfg.max_frame_bytes},
-          {"maxDepth", cfg.max_depth},
-          {"maxIdBytes", cfg.wire.max_id_bytes},
-          {"maxTitleBytes", cfg.wire.max_title_bytes},
-          {"maxErrorBytes", cfg.wire.max_error_bytes},
-          {"maxProgressBytes", cfg.wire.max_progress_bytes},
-          {"maxFinalTextBytes", cfg.wire.max_final_text_bytes},
-          {"maxChildIds", cfg.wire.max_child_ids},
-          {"previewBytes", 2048},
-          {"previewLines", 20},
-          {"autoDelivery", caps(cfg.auto_caps)},
-          {"wait", caps(cfg.wait_caps)},
-          {"headShare", cfg.head_share}};
+  return {cfg.max_frame_bytes, cfg.max_depth, cfg.wire, preview_max_bytes, preview_max_lines,
+          caps(cfg.auto_caps), caps(cfg.wait_caps), cfg.head_share};
 }
 
 }  // namespace handoff::daemon

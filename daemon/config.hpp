@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/budget.hpp"
+#include "protocol/daemon_messages.hpp"
 #include "protocol/messages.hpp"
 
 namespace CLI {
@@ -58,6 +59,6 @@ void resolve_defaults(config& cfg);
 void validate(const config& cfg);
 
 // The effective limits as reported by `initialize` and docs/protocol.md.
-nlohmann::json limits_json(const config& cfg);
+rpc::limits_dto limits_of(const config& cfg);
 
 }  // namespace handoff::daemon

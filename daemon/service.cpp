@@ -124,7 +124,7 @@ asio::awaitable<reply> service::initialize(std::shared_ptr<connection> conn, rpc
   result.protocol_version = rpc::protocol_version;
   result.server_version = handoff_version;
   result.artifact_dir = store_.dir().string();
-  result.limits = limits_json(cfg_);
+  result.limits = rpc::encode(limits_of(cfg_));
   reply r;
   if (p.parent_id) {
     ledger_.attach(*p.parent_id, conn);

@@ -25,7 +25,34 @@ json encode(const gc_removed& v) {
   return j;
 }
 
+json encode(const surface_limits& v) {
+  json j = json::object();
+  j["perResultBytes"] = v.per_result_bytes;
+  j["perBatchBytes"] = v.per_batch_bytes;
+  j["floorBytes"] = v.floor_bytes;
+  j["maxLines"] = v.max_lines;
+  return j;
+}
+
 }  // namespace
+
+json encode(const limits_dto& v) {
+  json j = json::object();
+  j["maxFrameBytes"] = v.max_frame_bytes;
+  j["maxDepth"] = v.max_depth;
+  j["maxIdBytes"] = v.wire.max_id_bytes;
+  j["maxTitleBytes"] = v.wire.max_title_bytes;
+  j["maxErrorBytes"] = v.wire.max_error_bytes;
+  j["maxProgressBytes"] = v.wire.max_progress_bytes;
+  j["maxFinalTextBytes"] = v.wire.max_final_text_bytes;
+  j["maxChildIds"] = v.wire.max_child_ids;
+  j["previewBytes"] = v.preview_bytes;
+  j["previewLines"] = v.preview_lines;
+  j["autoDelivery"] = encode(v.auto_delivery);
+  j["wait"] = encode(v.wait);
+  j["headShare"] = v.head_share;
+  return j;
+}
 
 status_params decode_status(const json&, const wire_limits&) { return {}; }
 

@@ -14,6 +14,26 @@
 
 namespace handoff::rpc {
 
+// ---- initialize's `limits`: the daemon's effective caps ------------------------------------
+
+struct surface_limits {
+  std::size_t per_result_bytes = 0;  // perResultBytes: one result's projection, bytes
+  std::size_t per_batch_bytes = 0;   // perBatchBytes: one rendered batch, bytes
+  std::size_t floor_bytes = 0;       // floorBytes: no result is cut below this, bytes
+  std::size_t max_lines = 0;         // maxLines: one result's projection, lines
+};
+
+struct limits_dto {
+  std::size_t max_frame_bytes = 0;       // maxFrameBytes: one JSON-RPC frame
+  std::size_t max_depth = 0;             // maxDepth: JSON nesting per message
+  wire_limits wire;                      // maxIdBytes ... maxChildIds: caps on client fields
+  std::size_t preview_bytes = 0;         // previewBytes: a check preview, bytes
+  std::size_t preview_lines = 0;         // previewLines: a check preview, lines
+  surface_limits auto_delivery;          // autoDelivery
+  surface_limits wait;                   // wait
+  double head_share = 0;                 // headShare: a projection's share for the head
+};
+
 // ---- daemon/status ------------------------------------------------------------------------
 
 struct status_params {};  // none; whatever params are sent are ignored
@@ -82,6 +102,7 @@ struct gc_result {
   std::vector<std::string> problems;   // problems: plain words, one per trouble met
 };
 
+json encode(const limits_dto& v);
 status_params decode_status(const json& params, const wire_limits& lim);
 json encode(const status_result& v);
 gc_params decode_gc(const json& params, const wire_limits& lim);
