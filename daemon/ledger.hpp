@@ -4,25 +4,37 @@
 // transitions say what the caller must then do on disk (consume these seqs, complete that
 // delivery). Owned by the I/O thread: not thread-safe.
 //
-// A child's life (the only transitions there are; anything else is refused or ignored, as
-// each method says):
+// A child's life. These are the only transitions; any other call on a child in another state
+// changes nothing (each method says what it ignores), and tests/ledger_test.cpp covers both.
 //
-//   (unknown) --start/know--> running --complete--> completed --reserve--> completed+reserved
-//        |                       |                     |  ^                       |   |
-//        |                       |cancel               |  '--reservation dropped--'   |
-//        |                       v              cancel |                              |
-//        |                   cancelled <---------------'          begin_delivery      | consume
-//        |                       |                      delivering <------------------'  (a wait's
-//        |                       |                          | acknowledge                 reply
-//        |                       |                          v                             written)
-//        |                       '---- (grace) ----> forgotten <-- (grace) -- delivered <-'
-//        '--complete of a result the queue already delivered--> delivered
+//   from                     method                                     to
+//   (unknown)                start, progress                            running
+//   running                  complete                                   completed (held)
+//   running                  complete, the queue had delivered it       delivered
+//   running, completed [1]   cancel                                     cancelled
+//   completed [1]            reserve, reserve_deliverable               completed, reserved
+//   completed, reserved      reservation dropped, keep_only             completed
+//   completed, reserved      begin_delivery                             delivering (+ unacked)
+//   completed, reserved      consume (a wait's reply was written)       delivered
+//   delivering               acknowledge                                delivered (- unacked)
+//   cancelled                complete (the caller consumes the result)  cancelled
+//   delivered                complete of a text the queue no longer     completed
+//                            remembers (its tombstone expired)
+//   delivered, cancelled     forget_due, `grace` after it settled       (forgotten)
+//   (start of the daemon)    recover                                    completed or delivering
+//   [1] not reserved
 //
-//   recover: a result the queue held at start is completed, or delivering when an unacknowledged
-//   delivery carries it.
+//   running --complete--> completed --reserve--> reserved --begin_delivery--> delivering
+//      |                     |   ^                  |                            |
+//      | cancel       cancel |   '---- dropped -----'                 acknowledge |
+//      v                     v                       '--consume--> delivered <----'
+//   cancelled <--------------'                                         |
+//      '------------------------- grace ----------> (forgotten) <------'
 //
 // What is held (a completed or delivering child's `held`) and what awaits acknowledgement (a
 // parent's `unacked`) live here only; the service reads them from here, never keeps copies.
+// The queue's own maps index the files on disk (by key and seq) so it can write and remove
+// them; nothing outside the queue reads them.
 //
 // Forgetting (`forget_due`): a parent with no child running, completed or delivering, nothing
 // unacknowledged, no wait in progress and no live endpoint is forgotten once `grace` has passed

@@ -117,6 +117,17 @@ TEST_CASE("complete on a child already held (completed or delivering) changes no
   CHECK(f.state("p", "c") == child_state::delivering);
 }
 
+TEST_CASE("complete of a delivered child whose tombstone expired (the queue held it anew): delivered -> completed") {
+  fixture f;
+  f.complete("p", "c");
+  f.book.consume(f.book.reserve("p", {"c"}));
+  REQUIRE(f.state("p", "c") == child_state::delivered);
+  auto fresh = f.put("p", "c");  // neither duplicate nor delivered: a new record
+  CHECK(f.book.complete(fresh) == completion_effect::held);
+  CHECK(f.state("p", "c") == child_state::completed);
+  CHECK(f.book.find_child("p", "c")->held->seq == fresh.held.seq);
+}
+
 TEST_CASE("reserve takes completed, unreserved children only, in completion order") {
   fixture f;
   f.complete("p", "late");  // seq 1
