@@ -9,7 +9,6 @@
 
 #include "engine/sha256.hpp"
 #include "engine/text_page.hpp"
-#include "engine/utf8.hpp"
 #include "offload.hpp"
 #include "preview.hpp"
 #include "store_hygiene.hpp"
@@ -47,7 +46,7 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
       flushes_(io.get_executor()),
       queue_changes_(io.get_executor()),
       forget_timer_(io) {
-  // The method table, in one place (design.md section 5).
+  // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11).
   bind("initialize", &rpc::decode_initialize, &service::initialize);
   bind("subagent/started", &rpc::decode_started, &service::started);
   bind("subagent/progress", &rpc::decode_progress, &service::progress);

@@ -14,7 +14,7 @@
 
 #include "engine/projection.hpp"
 #include "engine/text_page.hpp"
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 
 namespace handoff::test {
 

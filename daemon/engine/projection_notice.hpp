@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <string>
 
-#include "engine/projection.hpp"
+#include "engine/artifact_ref.hpp"
 #include "engine/text_shape.hpp"
 
 namespace handoff {
