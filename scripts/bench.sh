@@ -10,8 +10,9 @@
 #               run by Node in-process (bench/pi_truncate.mjs) on byte-identical inputs
 #   e2e         through the socket with a real daemon, load, memory: scripts/bench_e2e.sh
 #   soak        one daemon, many parent sessions in turn (bench/soak_bench.cpp): RSS, open fds
-#               and known parents sampled as it goes must stay flat. Long: about 1 h per
-#               100,000 parents on a fast disk; not in the default steps
+#               and known parents sampled as it goes must stay flat. Long: 32 min per
+#               100,000 parents with HANDOFF_BENCH_DATA_DIR on a tmpfs, about 11 h on this
+#               project's VM disk (fsync-bound); not in the default steps
 #
 # Each step builds what it needs and prints its own section. Environment:
 #   HANDOFF_BENCH_BUILD_DIR    build directory (default build-bench/, never build/)
