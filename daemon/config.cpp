@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ledger/preview.hpp"
 #include "protocol/default_paths.hpp"
 
 namespace handoff::daemon {
@@ -42,6 +43,9 @@ void add_options(CLI::App& app, config& cfg) {
                  "How long to wait for a parent/deliver acknowledgement")->capture_default_str();
   app.add_option("--flush-delay-ms", cfg.flush_delay_ms,
                  "Coalesce completions arriving within this before an auto-delivery")->capture_default_str();
+  app.add_option("--forget-after-ms", cfg.forget_after_ms,
+                 "Forget a parent this long after it hung up with nothing pending, and a delivered or "
+                 "cancelled child this long after it settled")->capture_default_str();
   app.add_option("--workers", cfg.workers, "Threads for hashing and disk writes")->capture_default_str();
   app.add_option("--head-share", cfg.head_share, "Share of a projection given to the head")->capture_default_str();
   app.add_option("--max-final-text-bytes", cfg.wire.max_final_text_bytes, "Max bytes of one finalText")
@@ -90,6 +94,8 @@ void validate(const config& cfg) {
   require(cfg.max_depth >= 4 && cfg.max_depth <= 1024, "--max-depth: 4..1024");
   require(cfg.max_connections >= 1, "--max-connections: at least 1");
   require(cfg.max_outbox_bytes >= 64 * 1024, "--max-outbox-bytes: at least 65536");
+  require(cfg.forget_after_ms >= 1 && cfg.forget_after_ms <= 30ULL * 24 * 3600 * 1000,
+          "--forget-after-ms: 1..2592000000 (30 days)");
   require(cfg.workers >= 1 && cfg.workers <= 64, "--workers: 1..64");
   require(cfg.head_share >= 0.05 && cfg.head_share <= 0.95, "--head-share: 0.05..0.95");
   require(cfg.policy.headroom_share > 0 && cfg.policy.headroom_share <= 1, "--headroom-share: (0, 1]");
@@ -104,26 +110,12 @@ void validate(const config& cfg) {
   require(cfg.log_format == "text" || cfg.log_format == "json", "--log-format: text or json");
 }
 
-nlohmann::json limits_json(const config& cfg) {
+rpc::limits_dto limits_of(const config& cfg) {
   auto caps = [](const surface_caps& c) {
-    return nlohmann::json{{"perResultBytes", c.per_result_bytes},
-                          {"perBatchBytes", c.per_batch_bytes},
-                          {"floorBytes", c.floor_bytes},
-                          {"maxLines", c.max_lines}};
+    return rpc::surface_limits{c.per_result_bytes, c.per_batch_bytes, c.floor_bytes, c.max_lines};
   };
-  return {{"maxFrameBytes", cfg.max_frame_bytes},
-          {"maxDepth", cfg.max_depth},
-          {"maxIdBytes", cfg.wire.max_id_bytes},
-          {"maxTitleBytes", cfg.wire.max_title_bytes},
-          {"maxErrorBytes", cfg.wire.max_error_bytes},
-          {"maxProgressBytes", cfg.wire.max_progress_bytes},
-          {"maxFinalTextBytes", cfg.wire.max_final_text_bytes},
-          {"maxChildIds", cfg.wire.max_child_ids},
-          {"previewBytes", 2048},
-          {"previewLines", 20},
-          {"autoDelivery", caps(cfg.auto_caps)},
-          {"wait", caps(cfg.wait_caps)},
-          {"headShare", cfg.head_share}};
+  return {cfg.max_frame_bytes, cfg.max_depth, cfg.wire, preview_max_bytes, preview_max_lines,
+          caps(cfg.auto_caps), caps(cfg.wait_caps), cfg.head_share};
 }
 
 }  // namespace handoff::daemon

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/budget.hpp"
+#include "protocol/daemon_messages.hpp"
 #include "protocol/messages.hpp"
 
 namespace CLI {
@@ -29,6 +30,7 @@ struct config {
   std::uint32_t usage_timeout_ms = 2'000;          // wait for a context/usage answer
   std::uint32_t deliver_timeout_ms = 60'000;       // wait for a parent/deliver acknowledgement
   std::uint32_t flush_delay_ms = 50;               // coalesce completions arriving together
+  std::uint64_t forget_after_ms = 3'600'000;       // a quiet parent / settled child is forgotten after this
   std::size_t workers = 2;                         // disk/hash worker threads
   double head_share = 0.75;                        // projection head share, [0.05, 0.95]
 
@@ -57,6 +59,6 @@ void resolve_defaults(config& cfg);
 void validate(const config& cfg);
 
 // The effective limits as reported by `initialize` and docs/protocol.md.
-nlohmann::json limits_json(const config& cfg);
+rpc::limits_dto limits_of(const config& cfg);
 
 }  // namespace handoff::daemon

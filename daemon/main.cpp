@@ -33,26 +33,9 @@ void setup_logging(const handoff::daemon::config& cfg) {
     spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Runs the daemon until SIGTERM/SIGINT; returns the exit status.
+int serve(handoff::daemon::config& cfg) {
   using namespace handoff;
-  daemon::config cfg;
-  CLI::App app{"handoffd: bounded head+tail handoff of subagent results over a Unix socket"};
-  app.set_version_flag("--version", std::string("handoffd ") + daemon::handoff_version);
-  daemon::add_options(app, cfg);
-  CLI11_PARSE(app, argc, argv);
-
-  try {
-    daemon::resolve_defaults(cfg);
-    daemon::validate(cfg);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "handoffd: %s\n", e.what());
-    return 2;
-  }
-  setup_logging(cfg);
-  std::signal(SIGPIPE, SIG_IGN);
-
   try {
     // First, before any thread runs: it unsets the LISTEN_* variables.
     auto activated = daemon::take_activated_socket();
@@ -96,4 +79,27 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace handoff;
+  daemon::config cfg;
+  CLI::App app{"handoffd: bounded head+tail handoff of subagent results over a Unix socket"};
+  app.set_version_flag("--version", std::string("handoffd ") + daemon::handoff_version);
+  daemon::add_options(app, cfg);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    daemon::resolve_defaults(cfg);
+    daemon::validate(cfg);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "handoffd: %s\n", e.what());
+    return 2;
+  }
+  setup_logging(cfg);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  return serve(cfg);
 }

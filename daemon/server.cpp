@@ -19,8 +19,6 @@ constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 // How long replies in flight may take to drain at shutdown before the loop is stopped anyway.
 constexpr auto shutdown_grace = std::chrono::seconds(5);
-// How often shutdown looks whether every connection has closed.
-constexpr auto shutdown_poll = std::chrono::milliseconds(10);
 
 }  // namespace
 
@@ -57,16 +55,17 @@ asio::awaitable<void> server::drain_then_stop() {
   // Connections close themselves once their replies are written, and an auto-delivery in
   // progress gets its answer (or its connection closes); an idle daemon stops at once.
   // The grace period is the last resort for a client that never reads its replies.
+  // Both counts wake this when they reach zero; one may rise again while the other drains.
   const auto deadline = std::chrono::steady_clock::now() + shutdown_grace;
-  asio::steady_timer tick(io_);
-  auto busy = [this] { return service_.connections_open() > 0 || service_.flushes_running() > 0; };
-  while (busy() && std::chrono::steady_clock::now() < deadline) {
-    tick.expires_after(shutdown_poll);
-    co_await tick.async_wait(as_tuple);
+  bool drained = false;
+  while (!drained && std::chrono::steady_clock::now() < deadline) {
+    const bool no_connections = co_await service_.connections().zero(deadline);
+    const bool no_flushes = co_await service_.flushes().zero(deadline);
+    drained = no_connections && no_flushes && service_.connections().count() == 0;
   }
-  if (service_.connections_open() > 0) {
+  if (service_.connections().count() > 0) {
     spdlog::warn("{} connection(s) still open after the shutdown grace period; closing them",
-                 service_.connections_open());
+                 service_.connections().count());
     for (auto& [id, weak] : connections_)
       if (auto conn = weak.lock()) conn->close("shutdown grace period over");
   }
@@ -94,7 +93,7 @@ asio::awaitable<void> server::accept_loop() {
       continue;  // the socket closes as it goes out of scope; nothing is read from a stranger
     }
     const std::uint64_t id = next_id_++;
-    if (service_.connections_open() >= cfg_.max_connections) {
+    if (service_.connections().count() >= cfg_.max_connections) {
       spdlog::warn("refused connection {} from pid {}: {} connections open", id, peer.pid, cfg_.max_connections);
       std::string bye = rpc::make_error(nullptr, rpc::errc::too_many_connections,
                                         "too many connections (" + std::to_string(cfg_.max_connections) +

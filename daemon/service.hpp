@@ -1,5 +1,7 @@
 // The method table and its handlers: typed params in, typed results out. Joins the protocol
-// (decoders/encoders) with the engine (queue, store, batch) and the registry.
+// (decoders/encoders) with the engine (queue, store, batch) and the ledger, which owns every
+// parent's and child's lifecycle (ledger.hpp); handlers ask the ledger for a transition and do
+// the disk work it calls for on the worker pool.
 #pragma once
 
 #include <chrono>
@@ -8,9 +10,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include <asio/awaitable.hpp>
 #include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
 #include <asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 
@@ -19,8 +23,10 @@
 #include "engine/artifact_store.hpp"
 #include "engine/batch.hpp"
 #include "engine/pending_queue.hpp"
+#include "in_flight.hpp"
+#include "ledger/ledger.hpp"
+#include "protocol/daemon_messages.hpp"
 #include "protocol/messages.hpp"
-#include "registry.hpp"
 #include "store_listing.hpp"
 
 namespace handoff::daemon {
@@ -36,18 +42,21 @@ class service final : public message_sink {
   service(const config& cfg, asio::io_context& io, asio::thread_pool& pool, artifact_store& store,
           pending_queue& queue);
 
-  // Loads what the queue held at start into the registry. Returns problems found (logged).
+  // Loads what the queue held at start into the ledger and starts forgetting (recover.cpp).
+  // Returns problems found (logged).
   std::vector<std::string> recover();
-  // Starts refusing new work and ends waits in progress with `shutting_down`.
+  // Starts refusing new work, ends waits in progress with `shutting_down`, stops forgetting
+  // (shutdown.cpp).
   void shutdown();
 
   asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) override;
   void on_closed(const std::shared_ptr<connection>& conn) override;
   void on_input_closed(const std::shared_ptr<connection>& conn) override;
 
-  std::size_t connections_open() const noexcept { return connections_; }
-  void connection_opened() noexcept { ++connections_; }
-  std::size_t flushes_running() const noexcept { return flushes_running_; }
+  void connection_opened() noexcept { connections_.add(); }
+  // Open connections and running auto-deliveries: shutdown waits for both to reach zero.
+  in_flight& connections() noexcept { return connections_; }
+  in_flight& flushes() noexcept { return flushes_; }
 
  private:
   using handler = std::function<asio::awaitable<reply>(std::shared_ptr<connection>, const nlohmann::json&)>;
@@ -59,51 +68,77 @@ class service final : public message_sink {
   asio::awaitable<reply> initialize(std::shared_ptr<connection> conn, rpc::initialize_params p);
   asio::awaitable<reply> started(std::shared_ptr<connection> conn, rpc::started_params p);
   asio::awaitable<reply> progress(std::shared_ptr<connection> conn, rpc::progress_params p);
-  asio::awaitable<reply> completed(std::shared_ptr<connection> conn, rpc::completed_params p);
+  asio::awaitable<reply> completed(std::shared_ptr<connection> conn, rpc::completed_params p);  // completed.cpp
   asio::awaitable<reply> check(std::shared_ptr<connection> conn, rpc::check_params p);
-  asio::awaitable<reply> wait(std::shared_ptr<connection> conn, rpc::wait_params p);
+  asio::awaitable<reply> wait(std::shared_ptr<connection> conn, rpc::wait_params p);             // wait.cpp
   asio::awaitable<reply> cancel(std::shared_ptr<connection> conn, rpc::cancel_params p);
   asio::awaitable<reply> parent_state(std::shared_ptr<connection> conn, rpc::parent_state_params p);
   asio::awaitable<reply> artifact_read(std::shared_ptr<connection> conn, rpc::artifact_read_params p);
-  asio::awaitable<reply> status(std::shared_ptr<connection> conn, const nlohmann::json& params);
-  asio::awaitable<reply> gc(std::shared_ptr<connection> conn, const nlohmann::json& params);  // gc_method.cpp
+  asio::awaitable<reply> status(std::shared_ptr<connection> conn, rpc::status_params p);        // status_method.cpp
+  asio::awaitable<reply> gc(std::shared_ptr<connection> conn, rpc::gc_params p);                // gc_method.cpp
+
+  // subagent/wait's steps (wait.cpp).
+  asio::awaitable<void> require_known(const std::string& parent_id, const std::vector<std::string>& child_ids);
+  asio::awaitable<bool> sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p);
+  void on_wait_written(reservation& taken, bool written);
 
   // Auto-delivery (delivery.cpp).
   void schedule_flush(const std::string& parent_id, bool immediately = false);
   asio::awaitable<void> delayed_flush(std::string parent_id, std::chrono::milliseconds delay);
   asio::awaitable<void> flush(std::string parent_id);
+  asio::awaitable<bool> deliver_next_batch(std::shared_ptr<connection> endpoint, std::string parent_id);
   asio::awaitable<bool> send_delivery(std::shared_ptr<connection> endpoint, stored_delivery d);
   asio::awaitable<std::optional<context_usage>> ask_usage(const std::shared_ptr<connection>& endpoint,
                                                           const std::string& parent_id);
+  void flush_ended(const std::string& parent_id);
 
-  // Projects the given held results into a batch on the worker pool.
+  // Projects the given held results into a batch on the worker pool (delivery.cpp).
   struct built_batch {
     batch b;
     std::vector<std::uint64_t> admitted_seqs;
   };
   asio::awaitable<built_batch> build(std::vector<held_result> results, batch_options options);
+  batch_options options_for(const surface_caps& caps) const;
 
-  parent& require_parent(const std::string& parent_id);
-  void wake_waiters(parent& p);
-  void mark_delivered(parent& p, const std::vector<std::uint64_t>& seqs);
+  // Removes results from the queue on the pool, counted in queue_changes_ (daemon/status waits
+  // for them), logging what the disk refused. Fire and forget.
+  void consume_in_background(std::vector<std::uint64_t> seqs);
+  // Whether the queue remembers delivering `child_id` of `parent_id` (its tombstone): a child the
+  // ledger forgot.
+  asio::awaitable<bool> delivered_before(const std::string& parent_id, const std::string& child_id);
+
+  // Forgetting (forgetting.cpp): a sweep every min(grace / 4, 60 s), at least every 10 ms.
+  asio::awaitable<void> forget_loop();
+
+  // The parent's endpoint connection, if it is open.
+  std::shared_ptr<connection> endpoint_of(const std::string& parent_id) const;
+
+  // Auto-delivery scheduling of one parent; erased when neither scheduled nor running.
+  struct flush_state {
+    bool scheduled = false;  // a flush will start after the coalescing delay
+    bool running = false;    // a flush is in progress
+    bool again = false;      // a flush was asked for while one ran: run one after it
+  };
 
   const config& cfg_;
   asio::io_context& io_;
   asio::thread_pool& pool_;
   artifact_store& store_;
   pending_queue& queue_;
-  registry registry_;
+  ledger ledger_;
   std::map<std::string, handler, std::less<>> methods_;
+  std::unordered_map<std::string, flush_state> flush_states_;
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
-  std::size_t connections_ = 0;
-  std::size_t flushes_running_ = 0;
-  std::size_t queue_changes_in_flight_ = 0;  // removals running on the pool that no reply awaited
-  store_listing store_listing_;  // daemon/status's last listing of the store, while unchanged  // auto-deliveries in progress (shutdown lets them finish)
+  in_flight connections_;
+  in_flight flushes_;        // auto-deliveries in progress (shutdown lets them finish)
+  in_flight queue_changes_;  // removals running on the pool that no reply awaited
+  store_listing store_listing_;  // daemon/status's last listing of the store, while unchanged
+  asio::steady_timer forget_timer_;
   std::uint64_t delivery_counter_ = 0;
   bool stopping_ = false;
 };
 
-// Engine batch -> wire batch.
+// Engine batch -> wire batch (to_wire.cpp).
 rpc::batch_dto to_wire(const batch& b);
 
 }  // namespace handoff::daemon

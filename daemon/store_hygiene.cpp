@@ -114,51 +114,44 @@ tally artifacts_in(const std::vector<gc_entry>& entries) {
 
 }  // namespace
 
-nlohmann::json to_json(const hygiene_report& r) {
-  using nlohmann::json;
+rpc::gc_result to_wire(const hygiene_report& r) {
   const gc_plan& plan = r.plan;
   // A dry run reports what the plan would remove; a real run what it did remove.
   const std::vector<gc_entry>& gone = r.dry_run ? plan.remove : r.outcome.removed;
-  json removed = json::array();
-  std::uint64_t removed_bytes = 0;
+  rpc::gc_result out;
+  out.dry_run = r.dry_run;
   for (const gc_entry& e : gone) {
-    removed.push_back({{"name", e.name},
-                       {"sha256", e.sha256.empty() ? json(nullptr) : json(e.sha256)},
-                       {"bytes", e.bytes},
-                       {"mtimeUnixS", e.mtime_unix_s},
-                       {"reason", to_string(e.reason)}});
-    removed_bytes += e.bytes;
+    out.removed.push_back({e.name, e.sha256.empty() ? std::nullopt : std::optional<std::string>(e.sha256), e.bytes,
+                           e.mtime_unix_s, std::string(to_string(e.reason))});
+    out.removed_bytes += e.bytes;
   }
   // Planned artifacts the removal skipped (changed or referenced meanwhile) are still there.
   const tally planned = artifacts_in(plan.remove), taken = artifacts_in(gone);
-  const std::size_t kept_files = plan.kept_files + planned.files - taken.files;
-  const std::uint64_t kept_bytes = plan.kept_bytes + planned.bytes - taken.bytes;
-  return {{"dryRun", r.dry_run},
-          {"removed", std::move(removed)},
-          {"removedBytes", removed_bytes},
-          {"keptFiles", kept_files},
-          {"keptBytes", kept_bytes},
-          {"protectedFiles", plan.protected_files},
-          {"protectedBytes", plan.protected_bytes},
-          {"overQuota", kept_bytes > r.settings.limits.max_bytes},
-          {"ignored", plan.ignored},
-          {"skipped", r.outcome.skipped},
-          {"tombstonesExpired", r.tombstones_expired},
-          {"limits", {{"maxAgeS", r.settings.limits.max_age.count()},
-                      {"maxBytes", r.settings.limits.max_bytes},
-                      {"keepDeliveredS", r.settings.keep_delivered.count()}}},
-          {"problems", r.problems}};
+  out.kept_files = plan.kept_files + planned.files - taken.files;
+  out.kept_bytes = plan.kept_bytes + planned.bytes - taken.bytes;
+  out.protected_files = plan.protected_files;
+  out.protected_bytes = plan.protected_bytes;
+  out.over_quota = out.kept_bytes > r.settings.limits.max_bytes;
+  out.ignored = plan.ignored;
+  out.skipped = r.outcome.skipped;
+  out.tombstones_expired = r.tombstones_expired;
+  out.max_age_s = r.settings.limits.max_age.count();
+  out.max_bytes = r.settings.limits.max_bytes;
+  out.keep_delivered_s = r.settings.keep_delivered.count();
+  out.problems = r.problems;
+  return out;
 }
 
-nlohmann::json store_status(const std::filesystem::path& store_dir) {
-  nlohmann::json out = {{"dir", store_dir.string()}};
+rpc::store_status store_status(const std::filesystem::path& store_dir) {
+  rpc::store_status out;
+  out.dir = store_dir.string();
   try {
     const unique_fd dir = open_private_dir(store_dir, "artifact dir");
     const store_usage usage = measure_store(dir.get());
-    out["files"] = usage.files;
-    out["bytes"] = usage.bytes;
+    out.files = usage.files;
+    out.bytes = usage.bytes;
   } catch (const std::exception& e) {
-    out["error"] = e.what();
+    out.error = e.what();
   }
   return out;
 }

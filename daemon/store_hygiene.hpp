@@ -22,10 +22,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "engine/pending_queue.hpp"
 #include "engine/store_gc.hpp"
+#include "protocol/daemon_messages.hpp"
 
 namespace handoff::daemon {
 
@@ -59,9 +58,9 @@ hygiene_report collect_garbage(const std::filesystem::path& store_dir, pending_q
                                std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // The `daemon/gc` result (docs/protocol.md).
-nlohmann::json to_json(const hygiene_report& r);
+rpc::gc_result to_wire(const hygiene_report& r);
 
 // `daemon/status`'s "store": {dir, files, bytes}; {dir, error} when it cannot be measured.
-nlohmann::json store_status(const std::filesystem::path& store_dir);
+rpc::store_status store_status(const std::filesystem::path& store_dir);
 
 }  // namespace handoff::daemon

@@ -17,17 +17,17 @@ std::optional<store_listing::clock::time_point> mtime_of(const std::filesystem::
 
 }  // namespace
 
-std::optional<nlohmann::json> store_listing::reuse(const std::filesystem::path& dir) const {
+std::optional<rpc::store_status> store_listing::reuse(const std::filesystem::path& dir) const {
   if (!mtime_) return std::nullopt;
   const auto mtime = mtime_of(dir);
   if (!mtime || *mtime != *mtime_) return std::nullopt;
   return listing_;
 }
 
-void store_listing::keep(const std::filesystem::path& dir, const nlohmann::json& listing,
+void store_listing::keep(const std::filesystem::path& dir, const rpc::store_status& listing,
                          clock::time_point listed_at) {
   mtime_.reset();
-  if (listing.contains("error")) return;  // ask the disk again next time
+  if (listing.error) return;  // ask the disk again next time
   const auto mtime = mtime_of(dir);
   // A change after the listing started would have a later mtime than listed_at - settle.
   if (!mtime || listed_at < *mtime + settle) return;

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <optional>
 
-#include <nlohmann/json.hpp>
+#include "protocol/daemon_messages.hpp"
 
 namespace handoff::daemon {
 
@@ -22,14 +22,14 @@ class store_listing {
   static clock::time_point now() { return clock::now(); }
 
   // The kept listing, when `dir` is unchanged since it was taken.
-  std::optional<nlohmann::json> reuse(const std::filesystem::path& dir) const;
+  std::optional<rpc::store_status> reuse(const std::filesystem::path& dir) const;
   // Keeps `listing`, taken of `dir` starting at `listed_at`, if it can be trusted later.
-  void keep(const std::filesystem::path& dir, const nlohmann::json& listing, clock::time_point listed_at);
+  void keep(const std::filesystem::path& dir, const rpc::store_status& listing, clock::time_point listed_at);
 
  private:
   static constexpr auto settle = std::chrono::milliseconds(50);  // > a kernel tick, generously
   std::optional<clock::time_point> mtime_;  // of the directory when the kept listing was taken
-  nlohmann::json listing_;
+  rpc::store_status listing_;
 };
 
 }  // namespace handoff::daemon

@@ -57,11 +57,11 @@ pending_queue::put_outcome pending_queue::put(const completion& c, std::string_v
     }
     return {it->second.held, true, false};
   }
-  if (const auto it = tombstones_.find(key); it != tombstones_.end()) {
-    if (it->second.sha256 != sha) {
+  if (const auto t = find_tombstone(key)) {
+    if (t->sha256 != sha) {
       throw queue_conflict(describe(c) + " was already delivered with another final text");
     }
-    return {held_result{it->second.seq, c, sha, shape, 0}, true, true};
+    return {held_result{t->seq, c, sha, shape, 0}, true, true};
   }
 
   const held_result held{next_seq_, c, sha, shape, unix_ms_now()};
@@ -89,6 +89,19 @@ pending_queue::put_outcome pending_queue::put(const completion& c, std::string_v
   key_by_seq_.emplace(held.seq, key);
   ++text_refs_[sha];
   return {held, false, false};
+}
+
+bool pending_queue::was_delivered(std::string_view parent_id, std::string_view child_id) const {
+  const std::string key = completion_key(parent_id, child_id);
+  std::lock_guard lock(mutex_);
+  return find_tombstone(key).has_value();
+}
+
+std::optional<tombstone> pending_queue::find_tombstone(const std::string& key) const {
+  if (const auto it = unwritten_tombstones_.find(key); it != unwritten_tombstones_.end()) return it->second;
+  std::string why;
+  const auto bytes = read_queue_file(done_fd_.get(), key, "done/" + key, why);
+  return bytes ? decode_tombstone(*bytes, why) : std::nullopt;
 }
 
 mapped_file pending_queue::open_text(const held_result& r) const {
@@ -170,14 +183,15 @@ std::vector<std::string> pending_queue::retire(const std::vector<std::string>& k
     by_key_.erase(it);
     key_by_seq_.erase(held.seq);
     const tombstone t{held.sha256, held.seq, now};
-    tombstones_[key] = t;
     auto refs = text_refs_.find(held.sha256);
     const bool last_use = refs != text_refs_.end() && --refs->second == 0;
     if (last_use) text_refs_.erase(refs);
     try {
       write_file_atomically(done_fd_.get(), key, encode_tombstone(t), publish_mode::replace,
                             "a tombstone");
+      ++tombstone_count_;
     } catch (const fs_error& e) {
+      unwritten_tombstones_[key] = t;  // resends are still recognised while we run
       // Keep the record (and its text) on disk: after a restart it is delivered again.
       failures.push_back("result " + std::to_string(held.seq) + " stays on disk and will be " +
                          "delivered again after a restart: " + e.what());
@@ -220,7 +234,7 @@ void pending_queue::publish_stats() noexcept {
     s.text_bytes = snapshot_.text_bytes;  // out of memory: keep the last byte count
   }
   s.deliveries = deliveries_.size();
-  s.tombstones = tombstones_.size();
+  s.tombstones = tombstone_count_ + unwritten_tombstones_.size();
   std::lock_guard lock(stats_mutex_);
   snapshot_ = s;
 }
@@ -231,17 +245,23 @@ std::size_t pending_queue::expire_tombstones(std::chrono::seconds age) {
   require_recovered();
   const std::int64_t cutoff = unix_ms_now() - age.count() * 1000;
   std::size_t expired = 0;
-  for (auto it = tombstones_.begin(); it != tombstones_.end();) {
-    // One that cannot be removed stays, in memory too, and is tried again next time.
-    if (it->second.done_unix_ms <= cutoff && remove_name(done_fd_.get(), it->first, "").empty()) {
-      it = tombstones_.erase(it);
-      ++expired;
-    } else {
-      ++it;
-    }
+  std::erase_if(unwritten_tombstones_, [&](const auto& kv) {
+    const bool old = kv.second.done_unix_ms <= cutoff;
+    expired += old ? 1 : 0;
+    return old;
+  });
+  std::size_t removed_files = 0;
+  for (const std::string& name : list_names(done_fd_.get())) {
+    if (!hash_stem(name, "")) continue;  // temp files and strangers: recovery's business
+    // One that cannot be read or removed stays, and is tried again next time.
+    std::string why;
+    const auto bytes = read_queue_file(done_fd_.get(), name, "", why);
+    const auto t = bytes ? decode_tombstone(*bytes, why) : std::nullopt;
+    if (t && t->done_unix_ms <= cutoff && remove_name(done_fd_.get(), name, "").empty()) ++removed_files;
   }
-  if (expired != 0) sync_quietly(done_fd_.get());
-  return expired;
+  tombstone_count_ -= std::min(tombstone_count_, removed_files);
+  if (removed_files != 0) sync_quietly(done_fd_.get());
+  return expired + removed_files;
 }
 
 }  // namespace handoff

@@ -86,6 +86,10 @@ class pending_queue {
   // ignored.
   std::vector<std::string> consume(const std::vector<std::uint64_t>& seqs);
 
+  // Whether this child's result left the queue (delivered, consumed or cancelled) and its
+  // tombstone is still kept: how the daemon tells a child it forgot from one it never knew.
+  bool was_delivered(std::string_view parent_id, std::string_view child_id) const;
+
   struct stats {
     std::size_t results = 0;      // held completions
     std::size_t text_bytes = 0;   // bytes of their texts on disk (shared texts counted once)
@@ -96,13 +100,17 @@ class pending_queue {
   // thread may call it), and may lag a change being made right now.
   stats statistics() const;
 
-  // Forgets tombstones older than `age` (resends after that are treated as new).
+  // Forgets tombstones older than `age` (resends after that are treated as new). Reads done/.
   std::size_t expire_tombstones(std::chrono::seconds age);
 
   const std::filesystem::path& dir() const noexcept { return dir_; }
 
  private:
   void require_recovered() const;
+  // recover()'s steps (queue_recovery.cpp), each raising `max_seq` to the largest seq it saw.
+  void recover_tombstones(std::vector<std::string>& notes, std::uint64_t& max_seq);
+  void recover_records(std::vector<std::string>& notes, std::uint64_t& max_seq);
+  void recover_deliveries(std::vector<std::string>& notes, std::uint64_t& max_seq);
   std::vector<std::string> retire(const std::vector<std::string>& keys);
   // Recounts `snapshot_` from the maps; call with mutex_ held, as a change ends.
   void publish_stats() noexcept;
@@ -127,7 +135,13 @@ class pending_queue {
   };
   std::unordered_map<std::string, entry> by_key_;                // key -> held
   std::unordered_map<std::uint64_t, std::string> key_by_seq_;    // seq -> key
-  std::unordered_map<std::string, tombstone> tombstones_;        // key -> what was delivered
+  // Tombstones live in done/ only: a daemon that runs for months delivers far more results than
+  // it should hold in memory. Memory keeps their count, and the few the disk refused to take
+  // (kept until the daemon stops; their records stay on disk and are delivered again after a
+  // restart).
+  std::optional<tombstone> find_tombstone(const std::string& key) const;  // with mutex_ held
+  std::size_t tombstone_count_ = 0;                                  // files in done/
+  std::unordered_map<std::string, tombstone> unwritten_tombstones_;  // key -> refused by the disk
   std::unordered_map<std::string, std::size_t> text_refs_;       // sha256 -> records using it
   std::unordered_map<std::string, stored_delivery> deliveries_;  // id -> delivery
   mutable std::mutex stats_mutex_;  // guards snapshot_ only; never held across I/O

@@ -69,19 +69,13 @@ std::string_view to_string(gc_reason r) noexcept {
   return "unknown";
 }
 
-gc_plan plan_gc(int dir_fd, std::chrono::system_clock::time_point now, const gc_limits& limits,
-                const sha256_set& protected_sha256) {
-  const std::int64_t now_ns = to_ns(now);
-  // Saturating: max_age may be "forever" (temps_only), and now - forever must not wrap.
-  const auto older_than = [now_ns](std::chrono::seconds age) {
-    const std::int64_t age_s = age.count();
-    const std::int64_t max_s = std::numeric_limits<std::int64_t>::max() / 1'000'000'000;
-    return age_s >= max_s ? std::numeric_limits<std::int64_t>::min() : now_ns - age_s * 1'000'000'000;
-  };
-  const std::int64_t temp_cutoff_ns = older_than(limits.temp_grace);
-  const std::int64_t age_cutoff_ns = older_than(limits.max_age);
+namespace {
 
-  gc_plan plan;
+// The age pass over the store's names: temps past their grace and artifacts past max_age go
+// into `plan.remove`, referenced ones are kept (and counted), strangers ignored. Returns the
+// unprotected artifacts that survive it, for the size pass.
+std::vector<gc_entry> age_pass(int dir_fd, std::int64_t temp_cutoff_ns, std::int64_t age_cutoff_ns,
+                               const sha256_set& protected_sha256, gc_plan& plan) {
   std::vector<gc_entry> candidates;  // unprotected artifacts that survive the age pass
   for (std::string& name : list_names(dir_fd)) {
     const auto st = stat_own_regular(dir_fd, name);
@@ -111,6 +105,25 @@ gc_plan plan_gc(int dir_fd, std::chrono::system_clock::time_point now, const gc_
       candidates.push_back(std::move(e));
     }
   }
+  return candidates;
+}
+
+}  // namespace
+
+gc_plan plan_gc(int dir_fd, std::chrono::system_clock::time_point now, const gc_limits& limits,
+                const sha256_set& protected_sha256) {
+  const std::int64_t now_ns = to_ns(now);
+  // Saturating: max_age may be "forever" (temps_only), and now - forever must not wrap.
+  const auto older_than = [now_ns](std::chrono::seconds age) {
+    const std::int64_t age_s = age.count();
+    const std::int64_t max_s = std::numeric_limits<std::int64_t>::max() / 1'000'000'000;
+    return age_s >= max_s ? std::numeric_limits<std::int64_t>::min() : now_ns - age_s * 1'000'000'000;
+  };
+  const std::int64_t temp_cutoff_ns = older_than(limits.temp_grace);
+  const std::int64_t age_cutoff_ns = older_than(limits.max_age);
+
+  gc_plan plan;
+  std::vector<gc_entry> candidates = age_pass(dir_fd, temp_cutoff_ns, age_cutoff_ns, protected_sha256, plan);
 
   // Oldest first; the name makes the order (and so the plan) deterministic on mtime ties.
   const auto oldest_first = [](const gc_entry& a, const gc_entry& b) {

@@ -135,7 +135,7 @@ struct check_params {
 struct check_result {
   std::string child_id;         // childId
   std::string title;            // title
-  std::string state;            // state: "running" | "completed" | "delivered" | "cancelled"
+  std::string state;            // state: "running" | "completed" | "delivering" | "delivered" | "cancelled" | "forgotten"
   std::string status;           // status: once completed "done" | "error" | "cancelled", else null
   std::string error;            // error: omitted when empty
   std::string preview;          // preview: <= 2 KiB / 20 lines: progress tail or final text's tail
@@ -155,6 +155,7 @@ struct wait_result {
   std::vector<std::string> pending;     // pending: listed children not completed yet
   std::vector<std::string> already_delivered;  // alreadyDelivered: delivered before this wait (not repeated)
   std::vector<std::string> cancelled;   // cancelled: listed children the parent cancelled
+  std::vector<std::string> forgotten = {};  // forgotten: delivered, then forgotten (--forget-after-ms)
 };
 
 struct cancel_params {
@@ -186,7 +187,7 @@ struct artifact_read_result {
   std::optional<std::size_t> next_offset;  // nextOffset: where to continue, or null at the end
 };
 
-// daemon/status has no params; its result is free-form JSON documented in docs/protocol.md.
+// daemon/status and daemon/gc: protocol/daemon_messages.hpp.
 
 // ---- methods (daemon -> client) -------------------------------------------------------------
 

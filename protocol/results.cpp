@@ -102,6 +102,7 @@ json encode(const wait_result& v) {
   j["pending"] = v.pending;
   j["alreadyDelivered"] = v.already_delivered;
   j["cancelled"] = v.cancelled;
+  j["forgotten"] = v.forgotten;
   return j;
 }
 
@@ -114,6 +115,7 @@ wait_result decode_wait_result(const json& j) {
   // Added in 0.1.1; an older daemon leaves them out.
   if (j.contains("alreadyDelivered")) v.already_delivered = r.string_list("alreadyDelivered");
   if (j.contains("cancelled")) v.cancelled = r.string_list("cancelled");
+  if (j.contains("forgotten")) v.forgotten = r.string_list("forgotten");  // added after 0.1.0
   return v;
 }
 

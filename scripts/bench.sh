@@ -3,17 +3,22 @@
 # ratios measured side by side in the same run (absolute times are not comparable between runs
 # on a shared machine; the ratios are what the README quotes).
 #
-#   scripts/bench.sh [STEP...]      STEP: projection, e2e (default: all, in that order)
+#   scripts/bench.sh [STEP...]      STEP: projection, e2e, soak (default: projection e2e)
 #
 #   projection  handoff's projection (bench/projection_bench.cpp, Google Benchmark) against a
 #               memchr pass, an OpenSSL SHA-256 pass and Pi's own truncateHead + truncateTail
 #               run by Node in-process (bench/pi_truncate.mjs) on byte-identical inputs
 #   e2e         through the socket with a real daemon, load, memory: scripts/bench_e2e.sh
+#   soak        one daemon, many parent sessions in turn (bench/soak_bench.cpp): RSS, open fds
+#               and known parents sampled as it goes must stay flat. Long: 32 min per
+#               100,000 parents with HANDOFF_BENCH_DATA_DIR on a tmpfs, about 11 h on this
+#               project's VM disk (fsync-bound); not in the default steps
 #
 # Each step builds what it needs and prints its own section. Environment:
 #   HANDOFF_BENCH_BUILD_DIR    build directory (default build-bench/, never build/)
 #   HANDOFF_BENCH_JOBS         build parallelism (default: the build tool's)
 #   HANDOFF_BENCH_REPETITIONS  Google Benchmark repetitions the medians are taken over (10)
+#   HANDOFF_SOAK_PARENTS       parent sessions of the soak (100000), sampled every tenth
 # Installs nothing beyond scripts/setup.sh and Pi's npm package (npm ci --prefix client/pi).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -62,6 +67,19 @@ step_e2e() {
   echo "## End to end, load, memory"
   echo
   HANDOFF_BENCH_BUILD_DIR="$build" "$root/scripts/bench_e2e.sh"
+  echo
+}
+
+step_soak() {
+  build_targets handoffd handoff_bench_soak
+  local parents="${HANDOFF_SOAK_PARENTS:-100000}" data="${HANDOFF_BENCH_DATA_DIR:-$build/bench-data}"
+  mkdir -p "$data"
+  echo "## Soak: $parents parent sessions in turn"
+  echo
+  echo "\`HANDOFF_SOAK_PARENTS=$parents scripts/bench.sh soak\`, $(date -u +%Y-%m-%d)."
+  echo
+  "$build/bench/handoff_bench_soak" --dir "$data" --parents "$parents" \
+    --sample-every $(( parents >= 10 ? parents / 10 : 1 ))
   echo
 }
 

@@ -632,6 +632,14 @@ TEST_CASE("messages: results round-trip from daemon encoders to client decoders"
   old_wait.erase("alreadyDelivered");
   old_wait.erase("cancelled");
   CHECK(rpc::decode_wait_result(old_wait).already_delivered.empty());
+  // forgotten: children delivered and then forgotten by the daemon.
+  rpc::wait_result with_forgotten = wait;
+  with_forgotten.forgotten = {"long-ago"};
+  CHECK(rpc::encode(with_forgotten)["forgotten"] == json{"long-ago"});
+  CHECK(rpc::decode_wait_result(rpc::encode(with_forgotten)).forgotten == std::vector<std::string>{"long-ago"});
+  json older = rpc::encode(with_forgotten);
+  older.erase("forgotten");
+  CHECK(rpc::decode_wait_result(older).forgotten.empty());
 
   auto cancel_back = rpc::decode_cancel_result(rpc::encode(rpc::cancel_result{{"a", "b"}, 1}));
   CHECK(cancel_back.cancelled == std::vector<std::string>{"a", "b"});

@@ -39,6 +39,8 @@ int run_wait(const daemon_options& daemon, wait_options& options) {
     if (!options.json && !result.already_delivered.empty())
       report("wait", "already delivered earlier, not repeated: " + join(result.already_delivered));
     if (!options.json && !result.cancelled.empty()) report("wait", "cancelled: " + join(result.cancelled));
+    if (!options.json && !result.forgotten.empty())
+      report("wait", "delivered long ago and forgotten, not repeated: " + join(result.forgotten));
     if (result.timed_out && !result.pending.empty()) {
       report("wait", "timed out; still pending: " + join(result.pending));
       return exit_wait_timeout;

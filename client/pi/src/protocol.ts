@@ -55,7 +55,8 @@ export interface ContextUsage {
 export type ResultStatus = "done" | "error" | "cancelled";
 
 /** Where a child stands in the daemon. */
-export type ChildState = "running" | "completed" | "delivering" | "delivered" | "cancelled";
+/** `forgotten` (check only): delivered, then forgotten after the daemon's --forget-after-ms. */
+export type ChildState = "running" | "completed" | "delivering" | "delivered" | "cancelled" | "forgotten";
 
 /** Where a cut result's full text is. `path` when saved, `reason` when not. */
 export interface Artifact {
@@ -208,6 +209,8 @@ export interface WaitResult extends Batch {
   alreadyDelivered?: string[];
   /** Listed children the parent cancelled. */
   cancelled?: string[];
+  /** Listed children delivered long ago and forgotten since (--forget-after-ms): not repeated. */
+  forgotten?: string[];
 }
 
 export interface CancelParams {

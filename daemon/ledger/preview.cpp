@@ -1,4 +1,4 @@
-#include "preview.hpp"
+#include "ledger/preview.hpp"
 
 #include "utf8.hpp"
 

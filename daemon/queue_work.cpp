@@ -1,0 +1,30 @@
+// The service's calls on the durable queue that nobody's reply waits for, or that only look
+// something up: on the worker pool, never blocking the I/O thread.
+#include <asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "offload.hpp"
+#include "service.hpp"
+
+namespace handoff::daemon {
+
+void service::consume_in_background(std::vector<std::uint64_t> seqs) {
+  queue_changes_.add();
+  asio::post(pool_, [this, seqs = std::move(seqs)] {
+    try {
+      // What the disk refused stays on disk and is delivered again after a restart: say so.
+      for (const auto& problem : queue_.consume(seqs))
+        spdlog::warn("consumed results not removed from the queue: {}", problem);
+    } catch (const std::exception& e) {
+      spdlog::error("could not remove consumed results from the queue: {}", e.what());
+    }
+    asio::post(io_, [this] { queue_changes_.done(); });
+  });
+}
+
+asio::awaitable<bool> service::delivered_before(const std::string& parent_id, const std::string& child_id) {
+  auto look = [this, &parent_id, &child_id] { return queue_.was_delivered(parent_id, child_id); };
+  co_return co_await offload(pool_, look);
+}
+
+}  // namespace handoff::daemon
