@@ -6,14 +6,24 @@
 //
 // so every shown line costs its bytes + 1 and one line, the notices cost what notice_bound()
 // says at most, and the byte and line limits are met by construction, not by retrying.
+//
+// One exception: a text that ends in '\n' has an empty last line, and the tail always shows it
+// for free: the text's own final '\n' ends the tail's other lines, and the empty line after it
+// is where the footer starts. The tail's budget goes to the last line with content.
 #include "engine/projection.hpp"
 
+#include <string.h>  // memrchr: a GNU extension, declared by glibc's <string.h> only
+
+#include <algorithm>
 #include <cassert>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/projection_cut.hpp"
 #include "engine/projection_notice.hpp"
+#include "engine/text_page.hpp"
 
 namespace handoff {
 namespace {
@@ -57,10 +67,25 @@ notice_numbers numbers_of(const body_cut& cut, text_shape total) {
   if (cut.tail_partial) n.tail_part_line = last_omitted;
   if (cut.tail_lines > 0) n.tail = {last_omitted + 1, total.lines};
   n.omitted = {cut.head_lines + 1, last_omitted};
-  n.read_offset = n.omitted.first;
-  n.read_limit = last_omitted - cut.head_lines;
   n.omitted_bytes = cut.tail_start - cut.head_end;
   return n;
+}
+
+// The calls that read the omitted lines back, or none when they are more than `room` lists.
+std::vector<read_step> omitted_reads(std::string_view text, const body_cut& cut, std::size_t last_omitted,
+                                     const footer_room& room) {
+  std::size_t first_byte = cut.head_end;  // where line head_lines + 1 starts
+  if (cut.head_partial) {
+    const void* newline = cut.head_end == 0 ? nullptr : ::memrchr(text.data(), '\n', cut.head_end);
+    first_byte = newline == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(newline) - text.data()) + 1;
+  }
+  read_plan plan(text, cut.head_lines + 1, first_byte, last_omitted);
+  std::vector<read_step> reads;
+  while (const std::optional<read_step> step = plan.next()) {
+    if (reads.size() == room.listed_reads) return {};
+    reads.push_back(*step);
+  }
+  return reads;
 }
 
 }  // namespace
@@ -82,7 +107,8 @@ projection project(std::string_view text, const projection_limits& limits,
   }
   check_limits(limits, artifact);
 
-  const notice_size notices = notice_bound(result.total, artifact);
+  const footer_room room = footer_room_for(text, result.total, limits, artifact);
+  const notice_size notices = notice_bound(result.total, artifact, room);
   if (limits.max_bytes < notices.bytes + min_body_bytes ||
       limits.max_lines < notices.lines + min_body_lines) {
     throw std::invalid_argument("projection limits of " + std::to_string(limits.max_bytes) +
@@ -103,7 +129,8 @@ projection project(std::string_view text, const projection_limits& limits,
   result.omitted_first = cut.head_lines + 1;
   result.omitted_count = result.total.lines - cut.tail_lines - cut.head_lines;
 
-  const notice_numbers numbers = numbers_of(cut, result.total);
+  notice_numbers numbers = numbers_of(cut, result.total);
+  if (artifact.saved) numbers.reads = omitted_reads(text, cut, numbers.omitted.last, room);
   std::string& out = result.text;
   out.reserve(limits.max_bytes);
   out.append(text.substr(0, cut.head_end));
@@ -112,7 +139,7 @@ projection project(std::string_view text, const projection_limits& limits,
   out.push_back('\n');
   if (cut.tail_lines > 0 || cut.tail_partial) {
     out.append(text.substr(cut.tail_start));
-    out.push_back('\n');
+    if (text.back() != '\n') out.push_back('\n');
   }
   append_footer(out, numbers, artifact);
   assert(out.size() <= limits.max_bytes);
