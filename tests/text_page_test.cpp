@@ -35,6 +35,38 @@ std::string numbered(std::size_t count, std::size_t width, bool trailing_newline
   return text;
 }
 
+// How random_lines() draws: a quarter of the texts have 1990 + [0, more_lines) lines (around
+// the 2000-line cap), the rest 1 to 300; 10% of lines are empty, up to short_percent% short
+// (under short_max bytes), the rest 20,000 + [0, long_extra) bytes (around the 50 KiB cap).
+struct line_odds {
+  std::size_t more_lines;
+  std::size_t short_percent;
+  std::size_t short_max;
+  std::size_t long_extra;
+  bool cjk;  // a third of the lines are of 3-byte characters (文)
+};
+
+// Lines joined with '\n', and a final '\n' half the time.
+std::string random_lines(std::mt19937_64& engine, const line_odds& odds) {
+  const auto below = [&](std::size_t n) { return static_cast<std::size_t>(engine() % n); };
+  const std::size_t count = below(4) == 0 ? 1990 + below(odds.more_lines) : 1 + below(300);
+  std::string text;
+  for (std::size_t n = 0; n < count; ++n) {
+    if (n > 0) text += '\n';
+    const std::size_t kind = below(100);
+    const std::size_t length = kind < 10                   ? 0
+                               : kind < odds.short_percent ? below(odds.short_max)
+                                                           : 20000 + below(odds.long_extra);
+    if (odds.cjk && below(3) == 0) {
+      for (std::size_t k = 0; k < length / 3; ++k) text += "\xE6\x96\x87";
+    } else {
+      text.append(length, static_cast<char>('a' + below(26)));
+    }
+  }
+  if (below(2) == 0) text += '\n';
+  return text;
+}
+
 }  // namespace
 
 TEST_CASE("offset and limit select lines of text.split(\"\\n\"), 1-based") {
@@ -153,16 +185,7 @@ TEST_CASE("random texts: read_page shows what Pi's read shows") {
   const auto below = [&](std::size_t n) { return static_cast<std::size_t>(engine() % n); };
   for (int i = 0; i < 400; ++i) {
     CAPTURE(i);
-    // Line counts around the 2000-line cap and lengths around the 50 KiB cap.
-    const std::size_t lines = below(4) == 0 ? 1990 + below(20) : 1 + below(300);
-    std::string text;
-    for (std::size_t n = 0; n < lines; ++n) {
-      if (n > 0) text += '\n';
-      const std::size_t kind = below(100);
-      const std::size_t length = kind < 10 ? 0 : kind < 97 ? below(60) : 20000 + below(40000);
-      text.append(length, static_cast<char>('a' + below(26)));
-    }
-    if (below(2) == 0) text += '\n';
+    const std::string text = random_lines(engine, {20, 97, 60, 40000, false});
     const std::size_t total = split(text).size();
     const std::size_t offset = 1 + below(total);
     const std::optional<std::size_t> limit =
@@ -298,19 +321,7 @@ TEST_CASE("random texts: read_plan's calls are exact in Pi's read and bash") {
   const auto below = [&](std::size_t n) { return static_cast<std::size_t>(engine() % n); };
   for (int i = 0; i < 300; ++i) {
     CAPTURE(i);
-    const std::size_t count = below(4) == 0 ? 1990 + below(3000) : 1 + below(300);
-    std::string text;
-    for (std::size_t n = 0; n < count; ++n) {
-      if (n > 0) text += '\n';
-      const std::size_t kind = below(100);
-      const std::size_t length = kind < 10 ? 0 : kind < 95 ? below(80) : 20000 + below(120000);
-      if (below(3) == 0) {
-        for (std::size_t k = 0; k < length / 3; ++k) text += "\xE6\x96\x87";  // 文
-      } else {
-        text.append(length, static_cast<char>('a' + below(26)));
-      }
-    }
-    if (below(2) == 0) text += '\n';
+    const std::string text = random_lines(engine, {3000, 95, 80, 120000, true});
     const std::size_t total = split(text).size();
     const std::size_t first = 1 + below(total);
     const std::size_t last = first + below(total - first + 1);
