@@ -24,7 +24,7 @@ constexpr std::string_view artifact_dir = "/home/user/.pi/agent/cache/openpi/sub
 void split_for_pi(prepared_case& c) {
   const text_shape shape = measure(c.input->text);
   const notice_size notices =
-      notice_bound(shape, c.artifact, footer_room_for(c.input->text, shape, c.limits, c.artifact));
+      notice_bound(shape, c.artifact, footer_room_for(shape, c.limits, c.artifact));
   const std::size_t body_bytes = c.limits.max_bytes - notices.bytes;
   const std::size_t body_lines = c.limits.max_lines - notices.lines;
   const auto head_bytes =

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -72,14 +73,30 @@ notice_numbers numbers_of(const body_cut& cut, text_shape total) {
 }
 
 // The calls that read the omitted lines back, or none when they are more than `room` lists.
+// A call returns at most 50 KiB and a '\n': more omitted bytes than that many calls can hold
+// need more calls, and are not looked at.
 std::vector<read_step> omitted_reads(std::string_view text, const body_cut& cut, std::size_t last_omitted,
                                      const footer_room& room) {
+  if (cut.tail_start - cut.head_end > room.listed_reads * (read_max_bytes + 1)) return {};
   std::size_t first_byte = cut.head_end;  // where line head_lines + 1 starts
   if (cut.head_partial) {
     const void* newline = cut.head_end == 0 ? nullptr : ::memrchr(text.data(), '\n', cut.head_end);
     first_byte = newline == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(newline) - text.data()) + 1;
   }
-  read_plan plan(text, cut.head_lines + 1, first_byte, last_omitted);
+  // Most often the omitted lines are one page: then that is the plan, and nothing is scanned.
+  std::size_t end_byte = text.size();  // where line last_omitted ends
+  if (cut.tail_partial) {
+    if (const void* newline = std::memchr(text.data() + cut.tail_start, '\n', text.size() - cut.tail_start))
+      end_byte = static_cast<std::size_t>(static_cast<const char*>(newline) - text.data());
+  } else if (cut.tail_lines > 0) {
+    end_byte = cut.tail_start - 1;
+  }
+  const std::size_t first_line = cut.head_lines + 1;
+  if (end_byte - first_byte <= read_max_bytes && last_omitted - first_line < read_max_lines) {
+    if (room.listed_reads == 0) return {};
+    return {read_step{first_line, last_omitted, false, first_byte, end_byte}};
+  }
+  read_plan plan(text, first_line, first_byte, last_omitted);
   std::vector<read_step> reads;
   while (const std::optional<read_step> step = plan.next()) {
     if (reads.size() == room.listed_reads) return {};
@@ -107,7 +124,7 @@ projection project(std::string_view text, const projection_limits& limits,
   }
   check_limits(limits, artifact);
 
-  const footer_room room = footer_room_for(text, result.total, limits, artifact);
+  const footer_room room = footer_room_for(result.total, limits, artifact);
   const notice_size notices = notice_bound(result.total, artifact, room);
   if (limits.max_bytes < notices.bytes + min_body_bytes ||
       limits.max_lines < notices.lines + min_body_lines) {
@@ -141,7 +158,16 @@ projection project(std::string_view text, const projection_limits& limits,
     out.append(text.substr(cut.tail_start));
     if (text.back() != '\n') out.push_back('\n');
   }
-  append_footer(out, numbers, artifact);
+  // The listed calls are used when they fit what is left; the plan command always does (its
+  // room is reserved).
+  std::string footer;
+  append_footer(footer, numbers, artifact);
+  if (out.size() + footer.size() > limits.max_bytes) {
+    numbers.reads.clear();
+    footer.clear();
+    append_footer(footer, numbers, artifact);
+  }
+  out += footer;
   assert(out.size() <= limits.max_bytes);
   return result;
 }

@@ -7,7 +7,7 @@
 //
 // with more calls "...in 3 calls, each shown whole: read offset=319 limit=898; read offset=1217
 // limit=905; bash `handoff read --bytes 51200-102400 '/abs/dir/<sha256>.txt'`.]", or, past
-// max_listed_reads or the room for them, "Full text saved; bash `handoff read --plan 319-99000
+// max_listed_reads or the room left for them, "Full text saved; bash `handoff read --plan 319-99000
 // '/abs/dir/<sha256>.txt'` lists the calls that read the omitted lines 319-99000 back, each
 // shown whole.]"
 //
@@ -200,18 +200,22 @@ void append_footer(std::string& out, const notice_numbers& n, const artifact_ref
   }
 }
 
-// The whole text's plan is measured only up to max_listed_reads + 1 calls.
-footer_room footer_room_for(std::string_view text, text_shape total, const projection_limits& limits,
-                            const artifact_ref& artifact) {
+std::size_t read_steps_bound(text_shape total) noexcept {
+  // Greedy pages of a run of short lines come in pairs that hold more than a page's bytes or
+  // lines between them: at most 2 (B / 51,201 + N / 2,001) + 1 pages per run. A line of n >
+  // 50 KiB bytes takes at most 2 (n / 51,197) ranges (each but its last holds 51,197 bytes or
+  // more), and splits the runs: at most B / 51,201 long lines, so one run more than that.
+  constexpr std::size_t min_range = read_max_bytes - 3;
+  return 3 * (total.bytes / min_range) + 2 * (total.lines / (read_max_lines + 1)) + 1;
+}
+
+footer_room footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact) {
   if (!artifact.saved) return {};
-  const read_plan_size whole = measure_read_plan(read_plan(text, 1, 0, total.lines), max_listed_reads);
   const std::size_t plan_only = notice_bound(total, artifact, footer_room{}).bytes;
   const std::size_t most = std::max(plan_only, limits.max_bytes / 8);
-  if (whole.steps <= max_listed_reads) {
-    const footer_room all{whole.steps, whole.any_bytes, false};
-    if (notice_bound(total, artifact, all).bytes <= most) return all;
-  }
-  footer_room room{std::min(whole.steps, max_listed_reads), whole.any_bytes, true};
+  // Lines over 50 KiB for certain (the average line is): reserve room for byte ranges.
+  const bool long_lines = total.bytes / total.lines > read_max_bytes;
+  footer_room room{std::min(read_steps_bound(total), max_listed_reads), long_lines, true};
   while (room.listed_reads > 0 && notice_bound(total, artifact, room).bytes > most) --room.listed_reads;
   return room;
 }

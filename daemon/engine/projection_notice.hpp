@@ -68,7 +68,7 @@ struct notice_size {
 // What the footer of a cut may hold, for notice_bound().
 struct footer_room {
   std::size_t listed_reads = 0;  // up to this many calls listed (0: only the plan command)
-  bool byte_ranges = false;      // some may be `handoff read --bytes` commands
+  bool byte_ranges = false;      // reserve them as wide as `handoff read --bytes` commands
   bool plan_command = true;      // the plan command may stand instead of a list
 };
 
@@ -77,13 +77,18 @@ struct footer_room {
 // have, each optional part present, each listed call the widest kind.
 notice_size notice_bound(text_shape total, const artifact_ref& artifact, const footer_room& room);
 
-// The room project() reserves for the footer of `text` (of shape `total`) under `limits`: every
-// call of the omitted lines' read plan when the whole text's plan has at most max_listed_reads
-// (a part's greedy plan is never longer than the whole's), else as many as fit beside the plan
-// command. Listing stops where the notices would pass the plan command's room or an eighth of
-// max_bytes, whichever is more. Looks at most at max_listed_reads + 1 pages of the text.
-footer_room footer_room_for(std::string_view text, text_shape total, const projection_limits& limits,
-                            const artifact_ref& artifact);
+// At most how many calls a read_plan of a whole text of shape `total` has; a part's plan has
+// no more (a greedy plan of a run of lines is never longer than the whole's).
+std::size_t read_steps_bound(text_shape total) noexcept;
+
+// The room project() reserves for the footer of a text of shape `total` under `limits`,
+// without looking at the text: the plan command, and beside it as many calls as
+// read_steps_bound() allows, up to max_listed_reads, while the notices stay within the larger
+// of the plan command's room and an eighth of max_bytes. The calls are reserved as wide as
+// `read` calls, or as byte-range commands when the average line is over 50 KiB. After the cut
+// the footer lists the omitted lines' calls when they are that few and fit what the
+// projection has left, else it names the plan command.
+footer_room footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact);
 
 // Appends one call as the footer and `handoff read --plan` print it: "read offset=N limit=M", or
 // "bash `handoff read --bytes A-B 'PATH'`" for a byte range of a line over 50 KiB.

@@ -149,17 +149,4 @@ std::size_t read_plan::end_within(std::size_t start, std::size_t max_bytes) cons
   return left <= max_bytes ? text_.size() : std::string_view::npos;
 }
 
-read_plan_size measure_read_plan(read_plan plan, std::size_t cap) noexcept {
-  read_plan_size size;
-  while (const std::optional<read_step> step = plan.next()) {
-    ++size.steps;
-    size.any_bytes = size.any_bytes || step->bytes;
-    if (size.steps > cap) {
-      size.any_bytes = true;
-      break;
-    }
-  }
-  return size;
-}
-
 }  // namespace handoff

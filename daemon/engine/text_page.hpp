@@ -85,12 +85,4 @@ class read_plan {
   bool in_long_line_ = false;    // line_ is over 50 KiB and being read in byte ranges
 };
 
-// How many calls a read_plan has, counted up to cap + 1 (more is not counted), and whether
-// any of them is a byte range (also true when counting stopped: the rest is unknown).
-struct read_plan_size {
-  std::size_t steps = 0;
-  bool any_bytes = false;
-};
-read_plan_size measure_read_plan(read_plan plan, std::size_t cap) noexcept;
-
 }  // namespace handoff
