@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdint>
 
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 
 namespace handoff::bench {
 namespace {

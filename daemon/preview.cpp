@@ -1,6 +1,6 @@
 #include "preview.hpp"
 
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 
 namespace handoff::daemon {
 

@@ -9,7 +9,6 @@
 
 #include "engine/sha256.hpp"
 #include "engine/text_page.hpp"
-#include "engine/utf8.hpp"
 #include "offload.hpp"
 #include "preview.hpp"
 #include "store_hygiene.hpp"
@@ -38,7 +37,7 @@ void service::bind(std::string method, Params (*decode)(const json&, const rpc::
 service::service(const config& cfg, asio::io_context& io, asio::thread_pool& pool, artifact_store& store,
                  pending_queue& queue)
     : cfg_(cfg), io_(io), pool_(pool), store_(store), queue_(queue) {
-  // The method table, in one place (design.md section 5).
+  // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11).
   bind("initialize", &rpc::decode_initialize, &service::initialize);
   bind("subagent/started", &rpc::decode_started, &service::started);
   bind("subagent/progress", &rpc::decode_progress, &service::progress);

@@ -33,9 +33,9 @@
 #include "engine/artifact_store.hpp"
 #include "engine/sha256.hpp"
 #include "engine/text_page.hpp"
-#include "engine/utf8.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/messages.hpp"
+#include "utf8.hpp"
 #include "pi_read_reference.hpp"  // tests/
 
 namespace {

@@ -19,7 +19,6 @@
 
 #include "protocol/json_dump.hpp"
 #include "protocol/json_parse.hpp"
-#include "protocol/jsonrpc.hpp"
 
 namespace {
 
@@ -91,8 +90,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     ours = handoff::rpc::parse_json(text, cap);
     parsed = true;
-  } catch (const handoff::rpc::rpc_error& e) {
-    require(e.code == handoff::rpc::errc::parse_error, "parse_json threw another code than -32700");
+  } catch (const handoff::rpc::json_parse_error&) {
+    // the parser's own error type: any other exception escapes and crashes the fuzzer
   }
   if (reference.is_discarded()) {
     require(!parsed, "parse_json accepted a text nlohmann refuses");

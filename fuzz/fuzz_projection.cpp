@@ -26,7 +26,7 @@
 #include "engine/projection.hpp"
 #include "engine/projection_notice.hpp"
 #include "engine/text_shape.hpp"
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 #include "projection_checks.hpp"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "protocol/utf8_sequence.hpp"
+#include "utf8.hpp"
 
 namespace handoff::rpc {
 namespace {

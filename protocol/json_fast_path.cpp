@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "protocol/utf8_sequence.hpp"
+#include "utf8.hpp"
 
 namespace handoff::rpc {
 namespace {

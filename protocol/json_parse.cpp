@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "protocol/json_fast_path.hpp"
-#include "protocol/jsonrpc.hpp"
 
 namespace handoff::rpc {
 namespace {
@@ -63,8 +62,7 @@ class bounded_dom final : public nlohmann::json_sax<nlohmann::json> {
 
   bool parse_error(std::size_t position, const std::string&,
                    const nlohmann::json::exception& e) override {
-    throw rpc_error(errc::parse_error,
-                    "invalid JSON at byte " + std::to_string(position) + ": " + describe(e));
+    throw json_parse_error("invalid JSON at byte " + std::to_string(position) + ": " + describe(e));
   }
 
  private:
@@ -90,8 +88,7 @@ class bounded_dom final : public nlohmann::json_sax<nlohmann::json> {
   }
   bool open(nlohmann::json&& container) {
     if (open_.size() >= max_depth_)
-      throw rpc_error(errc::parse_error,
-                      "invalid JSON: nested deeper than " + std::to_string(max_depth_) + " levels");
+      throw json_parse_error("invalid JSON: nested deeper than " + std::to_string(max_depth_) + " levels");
     open_.push_back(place(std::move(container)));
     return true;
   }
@@ -114,7 +111,7 @@ nlohmann::json parse_json(std::string_view text, std::size_t max_depth) {
   if (auto fast = parse_json_fast(text, max_depth)) return std::move(*fast);
   bounded_dom dom(max_depth);
   const bool ok = nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &dom);
-  if (!ok) throw rpc_error(errc::parse_error, "invalid JSON");  // binary(): not reachable from text
+  if (!ok) throw json_parse_error("invalid JSON");  // binary(): not reachable from text
   return dom.take();
 }
 

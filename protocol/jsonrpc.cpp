@@ -34,10 +34,19 @@ void append(std::string& out, const json& value) {
 
 void append_string(std::string& out, std::string_view text) { append(out, json(text)); }
 
+// The one place a parser error becomes JSON-RPC's -32700.
+json parse_document(std::string_view frame, std::size_t max_depth) {
+  try {
+    return parse_json(frame, max_depth);
+  } catch (const json_parse_error& e) {
+    throw rpc_error(errc::parse_error, e.what());
+  }
+}
+
 }  // namespace
 
 message parse_message(std::string_view frame, const parse_limits& limits) {
-  json doc = parse_json(frame, limits.max_depth);
+  json doc = parse_document(frame, limits.max_depth);
   if (doc.is_array()) throw rpc_error(errc::invalid_request, "batch requests are not supported");
   if (!doc.is_object()) throw rpc_error(errc::invalid_request, "a message must be a JSON object");
 

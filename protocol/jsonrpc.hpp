@@ -57,9 +57,11 @@ struct message {
   std::optional<json> error;  // response: the error object {code, message, data?}
 };
 
-// Parses one frame. On failure throws rpc_error (parse_error or invalid_request); when the
-// frame was a JSON object with a usable "id", the error's data holds {"id": <id>} so the reply
-// can carry it (JSON-RPC says: id null when it could not be determined).
+// Parses one frame. On failure throws rpc_error: parse_error for what parse_json refuses (its
+// json_parse_error, mapped here and nowhere else), invalid_request for JSON that is not a
+// JSON-RPC 2.0 message. When the frame was a JSON object with a usable "id", the error's data
+// holds {"id": <id>} so the reply can carry it (JSON-RPC says: id null when it could not be
+// determined).
 message parse_message(std::string_view frame, const parse_limits& limits = {});
 
 // Serialized messages (one line of compact JSON, no newline). Invalid UTF-8 inside values is

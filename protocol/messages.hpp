@@ -1,4 +1,4 @@
-// Typed params and results of every method in design.md section 5, with their JSON forms.
+// Typed params and results of every method in docs/protocol.md §6-7, with their JSON forms.
 // Wire names are camelCase. Decoding untrusted params throws rpc_error{invalid_params} naming
 // the field ("childIds[3]: expected a string"), and enforces the size caps in `wire_limits`.
 // Unknown members are ignored (newer peers may add some); an optional member may be absent or

@@ -6,6 +6,10 @@ build="${HANDOFF_BUILD_DIR:-$root/build}"
 "$root/scripts/build.sh"
 # The TypeScript client's dependencies, pinned by its lock file.
 npm ci --prefix "$root/client/pi" --no-audit --no-fund --loglevel=error >/dev/null
+# Node 22 for the real-Pi tests (Pi 1.6.0 needs it), project-local.
+"$root/scripts/node22.sh" >/dev/null
+# The peers the pi-subagents bridge is tested with (pi-subagents 0.67.0, Pi 0.85.1), pinned.
+npm ci --prefix "$root/client/pi/test/peers" --no-audit --no-fund --loglevel=error >/dev/null
 ctest --test-dir "$build" --output-on-failure --timeout 600 -j2
 # Every libFuzzer target for a short run (HANDOFF_FUZZ_SECONDS each; scripts/fuzz.sh).
 "$root/scripts/fuzz.sh" "${HANDOFF_FUZZ_SECONDS:-60}"

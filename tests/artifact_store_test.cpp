@@ -1,4 +1,4 @@
-// Contract 2 of design.md on real directories: content-addressed, byte-exact, private, atomic,
+// The artifact store (docs/design.md §7) on real directories: content-addressed, byte-exact, private, atomic,
 // never following or overwriting what it did not write, honest when it cannot save.
 #include <doctest/doctest.h>
 

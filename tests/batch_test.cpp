@@ -20,7 +20,7 @@
 #include "engine/artifact_store.hpp"
 #include "engine/sha256.hpp"
 #include "engine/text_shape.hpp"
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 
 namespace {
 

@@ -22,7 +22,7 @@ const std::vector<std::vector<std::string>> daemon_subcommands = {
     {"progress", "--parent", "p", "--child", "c", "working"},
     {"complete", "--parent", "p", "--child", "c"},
     {"wait", "--parent", "p", "c", "--timeout-ms", "10"},
-    {"check", "--parent", "p", "--child", "c"},
+    {"check", "--parent", "p", "c"},
     {"cancel", "--parent", "p", "c"},
     {"read", std::string(64, 'a')},
     {"watch", "--parent", "p", "--once"},
@@ -69,6 +69,9 @@ TEST_CASE("bad arguments are usage errors: exit 2, nothing sent") {
       {"started", "--parent", "p"},                                   // --child missing
       {"complete", "--parent", "p", "--child", "c", "--status", "maybe"},
       {"wait", "--parent", "p"},                                      // no child
+      {"check", "--parent", "p"},                                     // no child
+      {"check", "--parent", "p", "c1", "c2"},                         // check shows one child
+      {"check", "--parent", "p", "--child", "c"},                     // the child is positional
       {"wait", "--parent", "p", "c", "--tokens", "5"},                // --tokens needs --context-window
       {"wait", "--parent", "p", "c", "--timeout-ms", "-1"},
       {"read", "not-a-sha256"},
@@ -90,7 +93,7 @@ TEST_CASE("bad arguments are usage errors: exit 2, nothing sent") {
 
 TEST_CASE("the daemon's refusal: exit 1 with its message and code") {
   daemon_process d;
-  const cli_result r = run_cli(on_socket(d.socket().string(), {"check", "--parent", "nobody", "--child", "c"}));
+  const cli_result r = run_cli(on_socket(d.socket().string(), {"check", "--parent", "nobody", "c"}));
   CHECK(r.status == 1);
   CHECK(r.out.empty());
   CHECK(contains(r.err, "handoff check: unknown parent 'nobody'"));
@@ -122,4 +125,12 @@ TEST_CASE("--help: the top level lists the exit statuses, every subcommand expla
   CHECK(contains(run_cli({"wait", "--help"}).out, "--timeout-ms"));
   CHECK(contains(run_cli({"watch", "--help"}).out, "--once"));
   CHECK(contains(run_cli({"read", "--help"}).out, "--offset"));
+  // The parent's questions take their children the same way: positional, after --parent.
+  CHECK(contains(top.out, "what the parent asks (wait, check, cancel) lists the children after --parent P"));
+  for (const std::string name : {"wait", "check", "cancel"}) {
+    const std::string help = run_cli({name, "--help"}).out;
+    INFO("handoff ", name, " --help");
+    CHECK(contains(help, "Positionals:"));
+    CHECK_FALSE(contains(help, "--child TEXT"));  // an option of started, progress, complete
+  }
 }

@@ -52,11 +52,11 @@ TEST_CASE("started, progress and check, in plain words and as JSON") {
   const cli_result progress = handoff_ok(d, {"progress", "--parent", "p", "--child", "c1", "step 3 of 5: editing"});
   CHECK(progress.out.empty());
 
-  const std::string text = handoff_ok(d, {"check", "--parent", "p", "--child", "c1"}).out;
+  const std::string text = handoff_ok(d, {"check", "--parent", "p", "c1"}).out;
   CHECK(text.find("child c1 of parent p \"Refactor\": running") == 0);
   CHECK(text.find("step 3 of 5: editing") != std::string::npos);
 
-  const json checked = json_of(handoff_ok(d, {"check", "--parent", "p", "--child", "c1", "--json"}));
+  const json checked = json_of(handoff_ok(d, {"check", "--parent", "p", "c1", "--json"}));
   CHECK(checked["childId"] == "c1");
   CHECK(checked["title"] == "Refactor");
   CHECK(checked["state"] == "running");
@@ -118,12 +118,12 @@ TEST_CASE("complete from a file with a title, status error and an error text, ch
   handoff_ok(d, {"complete", "--parent", "p", "--child", "c", "--title", "Port the parser", "--status", "error",
                  "--error", "compiler crashed", (dir / "final.txt").string()});
 
-  const std::string text = handoff_ok(d, {"check", "--parent", "p", "--child", "c"}).out;
+  const std::string text = handoff_ok(d, {"check", "--parent", "p", "c"}).out;
   CHECK(text.find("child c of parent p \"Port the parser\": completed, status error, 33 bytes, 2 lines\n") == 0);
   CHECK(text.find("error: compiler crashed\n") != std::string::npos);
   CHECK(text.find("then the build broke") != std::string::npos);
 
-  const json checked = json_of(handoff_ok(d, {"check", "--parent", "p", "--child", "c", "--json"}));
+  const json checked = json_of(handoff_ok(d, {"check", "--parent", "p", "c", "--json"}));
   CHECK(checked["state"] == "completed");
   CHECK(checked["status"] == "error");
   CHECK(checked["error"] == "compiler crashed");

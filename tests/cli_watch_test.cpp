@@ -57,7 +57,7 @@ TEST_CASE("watch --once: a pending result is delivered on idle, printed under a 
   CHECK(text.back() == '\n');
 
   CHECK(queue_drains(d));
-  const json c = json::parse(handoff_run(d, {"check", "--parent", "p", "--child", "c", "--json"}).out);
+  const json c = json::parse(handoff_run(d, {"check", "--parent", "p", "c", "--json"}).out);
   CHECK(c["state"] == "delivered");
 }
 

@@ -1,4 +1,4 @@
-// design.md section 6: every malformed or hostile input gets a clear JSON-RPC error, and the
+// docs/design.md §11: every malformed or hostile input gets a clear JSON-RPC error, and the
 // daemon keeps serving everyone else.
 #include <doctest/doctest.h>
 

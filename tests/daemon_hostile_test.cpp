@@ -1,4 +1,4 @@
-// Hostile neighbours against a real handoffd (issue 6, part 5; design.md contracts 2 and 6):
+// Hostile neighbours against a real handoffd (issue 6, part 5; docs/design.md §7 and §11):
 // a stranger's uid, a symlink or FIFO planted where an artifact goes, the store swapped for a
 // symlink while results are being saved, and clients that never read or dribble a byte a
 // second. Each must leave the daemon serving others, writing nowhere but its own directories,

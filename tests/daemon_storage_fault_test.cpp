@@ -1,4 +1,4 @@
-// Storage faults against a real handoffd (issue 6, part 3; design.md contracts 2 and 4).
+// Storage faults against a real handoffd (issue 6, part 3; docs/design.md §7 and §8).
 //
 // The artifact store: a cut result is still delivered, head and tail, with saved:false and the
 // reason, no temp or partial file is left, and saving resumes once the disk does.

@@ -13,7 +13,6 @@
 
 #include "protocol/json_fast_path.hpp"
 #include "protocol/json_parse.hpp"
-#include "protocol/jsonrpc.hpp"
 
 using nlohmann::json;
 using handoff::rpc::parse_json;
@@ -120,13 +119,13 @@ TEST_CASE("json fast path: anything irregular is left to nlohmann") {
   // nlohmann still decides: the byte-order mark is accepted, tiny numbers too.
   CHECK(parse_json("\xef\xbb\xbf{}", 64) == json::object());
   CHECK(parse_json("[1e-400]", 64)[0].is_number_float());
-  CHECK_THROWS_AS(parse_json("[1e400]", 64), handoff::rpc::rpc_error);
+  CHECK_THROWS_AS(parse_json("[1e400]", 64), handoff::rpc::json_parse_error);
 }
 
 TEST_CASE("json fast path: the nesting cap is nlohmann's to enforce") {
   CHECK(parse_json_fast("[[1]]", 2));
   CHECK_FALSE(parse_json_fast("[[[1]]]", 2));
-  CHECK_THROWS_AS(parse_json("[[[1]]]", 2), handoff::rpc::rpc_error);
+  CHECK_THROWS_AS(parse_json("[[[1]]]", 2), handoff::rpc::json_parse_error);
   // Deeper than its recursion allows: nlohmann parses it (iteratively).
   const std::string nested = std::string(600, '[') + std::string(600, ']');
   CHECK_FALSE(parse_json_fast(nested, deep));

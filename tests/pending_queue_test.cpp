@@ -1,6 +1,6 @@
-// Contract 4 of design.md on real directories: what put() acknowledged survives a restart
-// (a new pending_queue on the same directory), leaves only when delivered or consumed, and a
-// crash's leftovers are cleaned up on recovery.
+// The durable queue (docs/design.md §8) on real directories: what put() acknowledged survives a
+// restart (a new pending_queue on the same directory), leaves only when delivered or consumed,
+// and a crash's leftovers are cleaned up on recovery.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>

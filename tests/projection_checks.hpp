@@ -15,8 +15,8 @@
 #include "engine/projection.hpp"
 #include "engine/projection_notice.hpp"
 #include "engine/text_page.hpp"
-#include "engine/utf8.hpp"
 #include "pi_read_reference.hpp"
+#include "utf8.hpp"
 
 namespace handoff::test {
 

@@ -12,7 +12,7 @@
 
 #include "engine/projection.hpp"
 #include "engine/text_page.hpp"
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 #include "projection_checks.hpp"
 
 using handoff::artifact_ref;

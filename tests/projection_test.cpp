@@ -1,5 +1,5 @@
-// Contract 1 of design.md (daemon/engine/projection.cpp): the seed's acceptance list and the
-// edge cases, each read back from the projection's text by projection_checks.hpp.
+// The projection (docs/design.md §3; daemon/engine/projection.cpp): each rule of that section and
+// the edge cases, each read back from the projection's text by projection_checks.hpp.
 #include "engine/projection.hpp"
 
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "engine/text_page.hpp"
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 #include "projection_checks.hpp"
 
 using handoff::artifact_ref;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 #include "pi_read_reference.hpp"
 
 using handoff::page_request;

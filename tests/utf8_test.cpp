@@ -1,14 +1,17 @@
-// UTF-8 validation and cut positions (daemon/engine/utf8.cpp).
-#include "engine/utf8.hpp"
+// UTF-8 validation and cut positions (utf8/utf8.cpp), and the one sequence table the JSON fast
+// paths use (utf8_sequence_length).
+#include "utf8.hpp"
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 using handoff::utf8_ceil;
 using handoff::utf8_floor;
+using handoff::utf8_sequence_length;
 using handoff::valid_utf8;
 
 namespace {
@@ -16,6 +19,24 @@ namespace {
 // "a", "é" (2 bytes), "中" (3 bytes), "😀" (4 bytes), "z": character starts at 0, 1, 3, 6, 10.
 const std::string mixed = "a\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80z";
 const std::vector<std::size_t> mixed_boundaries = {0, 1, 3, 6, 10, 11};
+
+// The textbook encoding of code point `cp` in `bytes` UTF-8 bytes (1..4), whether or not that
+// is its shortest form: the reference the table is checked against.
+std::string encode(std::uint32_t cp, std::size_t bytes) {
+  static constexpr unsigned char lead[] = {0x00, 0x00, 0xC0, 0xE0, 0xF0};
+  std::string out(bytes, '\0');
+  for (std::size_t i = bytes - 1; i > 0; --i) {
+    out[i] = static_cast<char>(0x80 | (cp & 0x3F));
+    cp >>= 6;
+  }
+  out[0] = static_cast<char>(lead[bytes] | cp);
+  return out;
+}
+
+std::size_t sequence_length(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  return utf8_sequence_length(p, p + s.size());
+}
 
 bool is_boundary(std::size_t n) {
   for (const std::size_t b : mixed_boundaries) {
@@ -56,6 +77,30 @@ TEST_CASE("valid_utf8 rejects overlongs, surrogates, out-of-range and broken seq
   CHECK_FALSE(valid_utf8("\xE4\xB8z"));  // cut short before ASCII
   CHECK_FALSE(valid_utf8("\xF0\x9F\x98"));
   CHECK_FALSE(valid_utf8("\xC3\xA9\xA9"));  // one continuation too many
+}
+
+TEST_CASE("utf8_sequence_length accepts every scalar value in its shortest form, and nothing else") {
+  for (std::uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+    const std::size_t shortest = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    const bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
+    for (std::size_t bytes = shortest < 2 ? 2 : shortest; bytes <= 4; ++bytes) {  // ASCII aside
+      const std::string s = encode(cp, bytes);
+      const std::size_t expected = bytes == shortest && !surrogate ? bytes : 0;
+      if (sequence_length(s) != expected) {
+        CAPTURE(cp);
+        CAPTURE(bytes);
+        FAIL_CHECK("utf8_sequence_length disagrees with the encoding");
+      }
+      if (expected != 0) {
+        CHECK_EQ(sequence_length(s.substr(0, bytes - 1) + "x"), 0);  // cut short
+      }
+    }
+  }
+  for (std::uint32_t cp = 0x110000; cp < 0x200000; cp += 0x111) CHECK_EQ(sequence_length(encode(cp, 4)), 0);
+  for (unsigned b = 0x80; b <= 0xFF; ++b) {
+    const std::string lone(1, static_cast<char>(b));  // no continuation byte follows
+    CHECK_EQ(sequence_length(lone), 0);
+  }
 }
 
 TEST_CASE("valid_utf8 finds one bad byte at any position of a long ASCII run") {

@@ -1,4 +1,4 @@
-// `handoff check --parent P --child C [--json]`
+// `handoff check --parent P [--json] CHILD`
 //
 // subagent/check: one child's state (running, completed, delivered, cancelled), its status and
 // size once completed, and a bounded preview (at most 2 KiB / 20 lines): the tail of its
@@ -48,7 +48,9 @@ command add_check_command(CLI::App& app, std::shared_ptr<const daemon_options> d
   auto options = std::make_shared<check_options>();
   CLI::App* sub = add_daemon_subcommand(app, "check", "Show a child's state and a short preview of its output");
   sub->add_option("--parent", options->params.parent_id, "The parent agent's id")->required();
-  sub->add_option("--child", options->params.child_id, "The child's id")->required();
+  // The child is positional, as in `wait` and `cancel`: the parent's commands name the children
+  // they ask about after the options.
+  sub->add_option("child", options->params.child_id, "The child to show")->required();
   sub->add_flag("--json", options->json, "Print subagent/check's result as JSON");
   return command{sub, [daemon, options] { return run_check(*daemon, *options); }};
 }

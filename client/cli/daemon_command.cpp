@@ -11,13 +11,16 @@
 namespace handoff::cli {
 namespace {
 
-constexpr const char* exit_status_footer =
+constexpr const char* help_footer =
     "Exit status:\n"
     "  0  success\n"
     "  1  handoffd refused, timed out or answered with an error; or an input/output error\n"
     "  2  usage error: bad options or arguments\n"
     "  3  handoffd is not running at the socket\n"
     "  4  wait: --timeout-ms passed with children still pending\n"
+    "\n"
+    "Children: what a child reports (started, progress, complete) names it with --child C;\n"
+    "what the parent asks (wait, check, cancel) lists the children after --parent P.\n"
     "\n"
     "Socket: --socket PATH, else $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock.";
 
@@ -32,7 +35,7 @@ std::shared_ptr<const daemon_options> add_daemon_options(CLI::App& app) {
   auto options = std::make_shared<daemon_options>();
   app.add_option("--socket", options->socket, "handoffd's Unix socket [$HANDOFF_SOCKET, else "
                                               "$XDG_RUNTIME_DIR/handoff/handoffd.sock]");
-  app.footer(exit_status_footer);
+  app.footer(help_footer);
   return options;
 }
 

@@ -2,7 +2,7 @@
 //                  [--artifact-dir DIR] [--json]`
 //
 // Reads FILE, or standard input for "-" (bytes as they are: nothing is decoded or
-// normalised), and prints its projection (contract 1 of design.md) exactly as the parent
+// normalised), and prints its projection (docs/design.md §3) exactly as the parent
 // agent would read it: the bytes of the projection and nothing else, so no newline is added
 // after a projection's footer (a terminal prompt may follow it on the same line).
 //
@@ -147,7 +147,7 @@ int run_project(const project_options& options) {
   const std::optional<std::string> text = read_all(options.input);
   if (!text) return exit_failure;
 
-  // Only a text that is cut has an artifact (design.md: a fitting result creates none).
+  // Only a text that is cut has an artifact (docs/design.md §3: a fitting result creates none).
   std::optional<artifact_ref> artifact;
   if (!fits(*text, options.limits)) artifact = save_full_text(*text, options.artifact_dir);
   projection result;

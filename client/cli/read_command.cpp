@@ -42,7 +42,7 @@
 #include "engine/projection_notice.hpp"
 #include "engine/sha256.hpp"
 #include "engine/text_page.hpp"
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 
 namespace handoff::cli {
 namespace {

@@ -1,4 +1,4 @@
-// Contract 2 of design.md: the private, content-addressed store of full texts.
+// The private, content-addressed store of full texts (docs/design.md §7).
 //
 // <dir>/<sha256-hex>.txt holds a text byte for byte. The directory is 0700 and ours, files are
 // 0600; everything is done relative to a directory fd opened with O_NOFOLLOW, so a symlink
@@ -22,8 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/artifact_ref.hpp"
 #include "engine/mapped_file.hpp"
-#include "engine/projection.hpp"
 
 namespace handoff {
 

@@ -16,14 +16,11 @@
 
 #include "engine/budget.hpp"
 #include "engine/projection.hpp"
+#include "engine/result_status.hpp"
 
 namespace handoff {
 
 class artifact_store;
-
-enum class result_status { done, error, cancelled };
-std::string_view to_string(result_status s) noexcept;
-std::optional<result_status> parse_result_status(std::string_view s) noexcept;
 
 // One finished child as the batch builder needs it. `final_text` must stay valid during build.
 struct batch_input {

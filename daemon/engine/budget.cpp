@@ -1,4 +1,4 @@
-// Contract 3 of design.md: the batch budget allocator (see budget.hpp for the guarantees).
+// The batch budget allocator (docs/design.md §5; budget.hpp states the guarantees).
 //
 // Three deterministic steps:
 //  1. The batch cap: the surface's static cap, or min(static cap, share * free tokens *

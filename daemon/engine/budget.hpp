@@ -1,4 +1,4 @@
-// Contract 3 of design.md: one shared budget per delivered batch.
+// One shared budget per delivered batch (docs/design.md §5).
 //
 // A pure function: the surface's static caps, the results waiting (in completion order) and the
 // parent's latest context usage -> a byte limit per admitted result, a line limit, the results
@@ -34,7 +34,7 @@ struct context_usage {
   std::optional<double> percent;       // tokens / window * 100, or null
 };
 
-// Dynamic-shrink parameters (design.md: 50% of headroom at 4 bytes per token).
+// Dynamic-shrink parameters (docs/design.md §5: 50% of headroom at 4 bytes per token).
 struct dynamic_policy {
   double headroom_share = 0.5;      // share of (contextWindow - tokens) a batch may use, (0, 1]
   std::size_t bytes_per_token = 4;  // conversion from tokens to UTF-8 bytes

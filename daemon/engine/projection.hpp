@@ -1,4 +1,4 @@
-// Contract 1 of design.md: a bounded head + tail projection of one final text.
+// A bounded head + tail projection of one final text (docs/design.md §3).
 //
 // The whole projected text (head, omission marker, tail, footer, artifact path) never exceeds
 // `max_bytes` bytes nor `max_lines` lines. Cuts fall on line boundaries; only a single line
@@ -17,28 +17,11 @@
 #include <string>
 #include <string_view>
 
+#include "engine/artifact_ref.hpp"
+#include "engine/projection_limits.hpp"
 #include "engine/text_shape.hpp"
 
 namespace handoff {
-
-struct projection_limits {
-  std::size_t max_bytes = 16 * 1024;  // bound on the whole projection, UTF-8 bytes
-  std::size_t max_lines = 600;        // bound on the whole projection's lines
-  double head_share = 0.75;           // share of the body budget for the head, [0.05, 0.95]
-};
-
-// Smallest limits project() accepts for a cut text; below them the marker and footer
-// alone would not fit (the budget's floors are at or above these).
-inline constexpr std::size_t min_projection_bytes = 512;
-inline constexpr std::size_t min_projection_lines = 8;
-
-// Where the full text of a cut result went.
-struct artifact_ref {
-  bool saved = false;   // true: `path` holds the exact full text
-  std::string path;     // absolute path of the artifact when saved, else empty
-  std::string sha256;   // lowercase hex SHA-256 of the full text (set even when not saved)
-  std::string error;    // why it was not saved (plain words, errno text), when !saved
-};
 
 struct projection {
   std::string text;               // what the parent model reads; the input itself when !truncated

@@ -19,7 +19,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 
 namespace handoff {
 namespace {

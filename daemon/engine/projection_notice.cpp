@@ -21,7 +21,7 @@
 #include <limits>
 #include <string_view>
 
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 
 namespace handoff {
 namespace {

@@ -19,7 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/projection.hpp"
+#include "engine/artifact_ref.hpp"
+#include "engine/projection_limits.hpp"
 #include "engine/text_page.hpp"
 #include "engine/text_shape.hpp"
 

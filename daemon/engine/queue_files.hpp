@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/pending_queue.hpp"
+#include "engine/queue_records.hpp"
 
 namespace handoff {
 

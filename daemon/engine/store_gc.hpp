@@ -1,4 +1,4 @@
-// Garbage collection of the artifact store (design.md contract 2: the store is a cache).
+// Garbage collection of the artifact store (docs/design.md §7: the store is a cache).
 //
 // Planning and removing are separate steps so that a dry run shows exactly what a real run
 // would remove, and so the daemon can check references again between the two:

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "engine/text_shape.hpp"
-#include "engine/utf8.hpp"
+#include "utf8.hpp"
 
 namespace handoff {
 namespace {

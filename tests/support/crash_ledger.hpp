@@ -1,6 +1,6 @@
 // The bookkeeping of the crash-loop test (tests/daemon_crash_loop_test.cpp): every completion the
 // producers sent and whether handoffd acknowledged it, every result the parents received and
-// whether they acknowledged it. It checks design.md contract 4 as events arrive and says at the
+// whether they acknowledged it. It checks docs/design.md §8 as events arrive and says at the
 // end what is still owed:
 //   - an acknowledged completion is delivered at least once;
 //   - a result rides in one auto-delivery only: after the parent saw delivery D (acknowledged

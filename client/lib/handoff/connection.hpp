@@ -60,7 +60,7 @@ class connection {
   connection(connection&&) noexcept = default;
   connection& operator=(connection&&) noexcept = default;
 
-  // ---- design.md section 5, client -> daemon ----
+  // ---- docs/protocol.md §6, client -> daemon ----
   // Checks that the daemon speaks our protocol version (protocol error otherwise). With a
   // parentId the connection becomes that parent's endpoint: use parent_endpoint for that.
   rpc::initialize_result initialize(const rpc::initialize_params& params = {});

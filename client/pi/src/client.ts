@@ -1,5 +1,5 @@
-// A typed handoffd client over its Unix socket: every client -> daemon method of design.md
-// section 5, the daemon -> client requests (context/usage, parent/deliver) answered by
+// A typed handoffd client over its Unix socket: every client -> daemon method of
+// docs/protocol.md §6, the daemon -> client requests (context/usage, parent/deliver) answered by
 // callbacks, and reconnection when the daemon restarts.
 //
 // Connection contract:

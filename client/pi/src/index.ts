@@ -4,7 +4,8 @@ export type { CallOptions, ClientEvent, HandoffClientOptions, ReconnectOptions }
 export { HandoffError } from "./errors.js";
 export type { HandoffErrorKind } from "./errors.js";
 export { DEFAULT_MAX_FRAME_BYTES } from "./framing.js";
-export { createHandoffAdapter, default as handoffExtension } from "./pi-adapter.js";
+// The Pi extension with the subagent tools is `@handoff/pi/pi` (extension.ts): it needs Pi's runtime.
+export { createHandoffAdapter } from "./pi-adapter.js";
 export type {
   DeliveryEvent,
   HandoffAdapter,

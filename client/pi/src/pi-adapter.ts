@@ -8,17 +8,23 @@
 // - It reports "busy" on `agent_start` and "idle" on `agent_settled`. On a Pi without
 //   `agent_settled`, `agent_end` with `ctx.isIdle()` still true after `settleGraceMs` counts as idle.
 // - Each `parent/deliver` batch goes into the session with
-//   `pi.sendMessage({customType, content: batch text, ...}, {deliverAs: "followUp", triggerTurn: true})`
-//   and is acknowledged only once that call returned (or its promise resolved). If it throws,
-//   the daemon gets an error reply, keeps the batch, and sends it again with the same deliveryId
-//   (the adapter re-reports idle after `redeliverDelayMs` to make that happen). A batch id that
-//   was already delivered is acknowledged without being shown twice.
+//   `pi.sendMessage({customType, content: batch text, details}, {deliverAs: "followUp", triggerTurn: true})`
+//   and is acknowledged once it has landed: its own `message_end` (role "custom", our customType,
+//   details.deliveryId). Pi 1.6.0's sendMessage returns at once and reports failures later, and a
+//   promise some surfaces return resolves only after the whole triggered run, so neither is the
+//   signal. If sendMessage throws or rejects, or the message has not landed within
+//   `deliveryTimeoutMs`, the daemon gets an error reply, keeps the batch, and sends it again with
+//   the same deliveryId (the adapter re-reports idle after `redeliverDelayMs` to make that happen).
+//   A batch id that already landed (even late) is acknowledged without being shown twice, and one
+//   still queued in a busy Pi is not sent again.
 // - A subagent manager reports and queries its children through the typed calls below.
 // - On `session_shutdown` it closes the connection.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import { HandoffClient, type CallOptions, type ClientEvent, type ReconnectOptions } from "./client.js";
 import { HandoffError } from "./errors.js";
+import { Landings } from "./landings.js";
+import { integerFromEnv } from "./subagent-options.js";
 import {
   ErrorCode,
   type ArtifactReadParams,
@@ -64,6 +70,11 @@ export interface HandoffAdapterOptions {
   settleGraceMs?: number;
   /** After a failed sendMessage, re-report idle after this, doubling to 60 s, ms (default 2000; 0: never). */
   redeliverDelayMs?: number;
+  /**
+   * How long a delivered message may take to land in the session (its message_end) before the
+   * delivery is refused and resent, ms ($HANDOFF_DELIVERY_TIMEOUT_MS, default 30000).
+   */
+  deliveryTimeoutMs?: number;
   /** `ctx.ui.setStatus` key for connection trouble (default "handoff"; null: never touch the footer). */
   statusKey?: string | null;
   /** Called for every parent/deliver handled: shown, shown before (duplicate) or failed. */
@@ -120,7 +131,8 @@ export interface HandoffAdapter {
   dispose(): void;
 }
 
-const MAX_REMEMBERED_DELIVERIES = 1024;
+/** Default of `deliveryTimeoutMs`. */
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 30_000;
 const MAX_REDELIVER_DELAY_MS = 60_000;
 
 class PiHandoffAdapter implements HandoffAdapter {
@@ -135,16 +147,20 @@ class PiHandoffAdapter implements HandoffAdapter {
   private fallbackTimer: NodeJS.Timeout | undefined;
   private redeliverTimer: NodeJS.Timeout | undefined;
   private redeliverDelayMs: number;
-  /** Deliveries shown in the session, oldest first (bounded). */
-  private readonly delivered = new Set<string>();
+  /** Deliveries handed to Pi and the ones that landed in the session. */
+  private readonly landings = new Landings();
   /** Deliveries being shown right now, so a resend waits for the first attempt. */
   private readonly showing = new Map<string, Promise<void>>();
+  private readonly deliveryTimeoutMs: number;
 
   constructor(
     private readonly pi: PiApi,
     private readonly options: HandoffAdapterOptions,
   ) {
     this.redeliverDelayMs = options.redeliverDelayMs ?? 2_000;
+    this.deliveryTimeoutMs =
+      options.deliveryTimeoutMs ?? integerFromEnv(process.env, "HANDOFF_DELIVERY_TIMEOUT_MS", DEFAULT_DELIVERY_TIMEOUT_MS, 1, 3_600_000);
+    pi.on("message_end", (event) => this.onMessageEnd(event.message));
     pi.on("session_start", (_event, ctx) => this.begin(ctx));
     pi.on("agent_start", (_event, ctx) => {
       this.ctx = ctx;
@@ -303,16 +319,16 @@ class PiHandoffAdapter implements HandoffAdapter {
       });
     const id = params.deliveryId;
     const earlier = this.showing.get(id);
-    if (this.delivered.has(id) || earlier !== undefined) {
+    if (this.landings.hasLanded(id) || earlier !== undefined) {
       await earlier;  // a resend while the first attempt is still running: share its outcome
       this.onDelivery(params, "duplicate");
       return;
     }
-    const attempt = this.show(params);
+    // Still queued in Pi from an earlier attempt: wait for it again rather than send it twice.
+    const attempt = this.landings.isInFlight(id) ? this.landings.wait(id, this.deliveryTimeoutMs) : this.show(params);
     this.showing.set(id, attempt);
     try {
       await attempt;
-      this.remember(id);
     } catch (error) {
       this.onDelivery(params, "failed", error);
       this.retryLater();
@@ -327,26 +343,50 @@ class PiHandoffAdapter implements HandoffAdapter {
   }
 
   private async show(params: DeliverParams): Promise<void> {
+    const id = params.deliveryId;
     const details: HandoffMessageDetails = {
-      deliveryId: params.deliveryId,
+      deliveryId: id,
       deferred: params.deferred,
       budget: params.budget,
       sections: params.sections.map(({ text: _text, ...rest }) => rest),
     };
-    // Typed void in Pi's ExtensionAPI; some Pi surfaces return a promise: wait for it then.
-    const returned: unknown = this.pi.sendMessage(
-      { customType: this.options.customType ?? "handoff", content: params.text, display: true, details },
-      { deliverAs: "followUp", triggerTurn: true },
-    );
-    if (isThenable(returned)) await returned;
+    let failed: ((error: unknown) => void) | undefined;
+    const refused = new Promise<never>((_resolve, reject) => {
+      failed = reject;
+    });
+    refused.catch(() => undefined);
+    this.landings.sent(id);
+    try {
+      // Typed void in Pi's ExtensionAPI; a promise some surfaces return resolves only after the
+      // whole triggered run: only its rejection matters here.
+      const returned: unknown = this.pi.sendMessage(
+        { customType: this.customType, content: params.text, display: true, details },
+        { deliverAs: "followUp", triggerTurn: true },
+      );
+      if (isThenable(returned)) returned.then(undefined, (error: unknown) => failed?.(error));
+    } catch (error) {
+      this.landings.forget(id);
+      throw error;
+    }
+    await Promise.race([this.landings.wait(id, this.deliveryTimeoutMs), refused]).catch((error: unknown) => {
+      // Refused, or not landed in time. A message queued in a busy Pi may still land: keep
+      // watching for it then (a resend is not sent again); an idle Pi has nothing queued.
+      if (this.ctx?.isIdle() !== false) this.landings.forget(id);
+      throw error;
+    });
   }
 
-  private remember(id: string): void {
-    this.delivered.add(id);
-    if (this.delivered.size > MAX_REMEMBERED_DELIVERIES) {
-      const oldest = this.delivered.values().next();
-      if (oldest.done !== true) this.delivered.delete(oldest.value);
-    }
+  /** Pi's message_end: one of our deliveries has landed in the session. */
+  private onMessageEnd(message: unknown): void {
+    const custom = message as { role?: string; customType?: string; details?: { deliveryId?: unknown } } | undefined;
+    if (custom?.role !== "custom" || custom.customType !== this.customType) return;
+    const id = custom.details?.deliveryId;
+    if (typeof id !== "string") return;
+    this.landings.landed(id);
+  }
+
+  private get customType(): string {
+    return this.options.customType ?? "handoff";
   }
 
   /** After a refused delivery, report idle again later (while still idle) so the daemon resends it. */
@@ -383,15 +423,10 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
-/** The adapter, for a subagent extension that reports its children (or for tests). */
+/**
+ * The adapter, for a subagent extension that reports its children (or for tests). The package's
+ * own Pi extension (extension.ts) builds its subagent tools on it.
+ */
 export function createHandoffAdapter(pi: PiApi, options: HandoffAdapterOptions = {}): HandoffAdapter {
   return new PiHandoffAdapter(pi, options);
-}
-
-/**
- * The stand-alone Pi extension: the session becomes a handoff parent (usage answers, idle/busy,
- * deliveries). Subagent extensions that report children use createHandoffAdapter instead.
- */
-export default function handoffExtension(pi: ExtensionAPI): void {
-  createHandoffAdapter(pi);
 }

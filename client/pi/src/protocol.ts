@@ -25,7 +25,7 @@ export const ErrorCode = {
   Overloaded: -32010,
 } as const;
 
-/** The method names, fixed by design.md section 5. */
+/** The method names, fixed by docs/protocol.md §6-7. */
 export const Method = {
   Initialize: "initialize",
   Started: "subagent/started",

@@ -1,4 +1,4 @@
-// Where handoffd listens by default (design.md section 5).
+// Where handoffd listens by default (docs/protocol.md §1, docs/design.md §11).
 import { join } from "node:path";
 
 import { HandoffError } from "./errors.js";

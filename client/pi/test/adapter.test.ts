@@ -9,7 +9,7 @@ import { HandoffClient } from "../src/client.js";
 import { HandoffError } from "../src/errors.js";
 import { createHandoffAdapter, type DeliveryEvent, type HandoffAdapter, type HandoffAdapterOptions, type HandoffMessageDetails } from "../src/pi-adapter.js";
 import { Daemon, delay, eventually, numberedReport } from "./support/daemon.js";
-import { FakeContext, FakePi } from "./support/fake-pi.js";
+import { FakeContext, FakePi, type SentMessage } from "./support/fake-pi.js";
 
 interface Setup {
   daemon: Daemon;
@@ -84,7 +84,7 @@ describe("Pi adapter", () => {
     const s = await setup();
     assert.equal(s.adapter.parentId, s.sessionId, "parentId defaults to Pi's session id");
     assert.equal(s.adapter.client?.serverInfo?.parentId, s.sessionId, "the daemon echoed the registration");
-    assert.deepEqual([...s.pi.handlers.keys()].sort(), ["agent_end", "agent_settled", "agent_start", "session_shutdown", "session_start"]);
+    assert.deepEqual([...s.pi.handlers.keys()].sort(), ["agent_end", "agent_settled", "agent_start", "message_end", "session_shutdown", "session_start"]);
     assert.equal(s.pi.tools.length, 0, "the adapter registers no tools of its own");
   });
 
@@ -153,8 +153,10 @@ describe("Pi adapter", () => {
   test("sendMessage throwing -> not acknowledged, delivered again later with the same deliveryId", async () => {
     const s = await setup({ redeliverDelayMs: 500 });
     let failures = 1;
-    s.pi.sendMessageImpl = () => {
+    const asPi = s.pi.sendMessageImpl;
+    s.pi.sendMessageImpl = (call) => {
       if (failures-- > 0) throw new Error("session is busy compacting");
+      return asPi(call);
     };
     await busy(s);
     await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
@@ -174,18 +176,22 @@ describe("Pi adapter", () => {
     assert.ok(failed instanceof Error && failed.message === "session is busy compacting");
   });
 
-  test("a promise returned by sendMessage is awaited before acknowledging; a rejection is not acknowledged", async () => {
+  test("a promise returned by sendMessage is not awaited: acknowledged at message_end; a rejection is not acknowledged", async () => {
     const s = await setup({ redeliverDelayMs: 0 });
-    let release: (() => void) | undefined;
-    s.pi.sendMessageImpl = () => new Promise<void>((resolve) => (release = resolve));
+    let landed = false;
+    // Some Pi surfaces resolve only after the whole triggered run: this one never does.
+    s.pi.sendMessageImpl = (call) => {
+      setTimeout(() => void s.pi.land(call).then(() => (landed = true)), 300);
+      return new Promise<void>(() => undefined);
+    };
     await busy(s);
-    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "slow to take" });
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "slow to land" });
     await settle(s);
-    await eventually("sendMessage to be called", () => release !== undefined);
-    await delay(200);
-    assert.equal((await s.worker.status()).queue.deliveries, 1, "not acknowledged while sendMessage is pending");
-    release?.();
+    await eventually("sendMessage to be called", () => s.pi.sent.length === 1);
+    await delay(150);
+    assert.equal((await s.worker.status()).queue.deliveries, 1, "not acknowledged before its message_end");
     await queueEmpty(s.worker);
+    assert.ok(landed, "acknowledged once landed, though the promise never settled");
 
     s.pi.sendMessageImpl = () => Promise.reject(new Error("rejected later"));
     await busy(s);
@@ -194,6 +200,22 @@ describe("Pi adapter", () => {
     await eventually("the failed attempt", () => s.deliveries.some((e) => e.outcome === "failed"));
     await delay(200);
     assert.equal((await s.worker.status()).queue.results, 1, "a rejected delivery stays queued");
+  });
+
+  test("no message_end within deliveryTimeoutMs: refused and resent; landing late, the resend is not shown twice", async () => {
+    const s = await setup({ redeliverDelayMs: 300, deliveryTimeoutMs: 200 });
+    s.ctx.idle = false;  // a busy Pi: the message may be queued, so it is not sent again
+    let first: SentMessage | undefined;
+    s.pi.sendMessageImpl = (call) => void (first = call);
+    await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "queued in a busy Pi" });
+    s.adapter.client?.parentState({ parentId: s.sessionId, state: "idle" });
+    await eventually("the timed-out attempt", () => s.deliveries.some((e) => e.outcome === "failed"));
+    assert.equal((await s.worker.status()).queue.deliveries, 1, "not acknowledged");
+    assert.ok(first !== undefined);
+    await s.pi.land(first);
+    s.adapter.client?.parentState({ parentId: s.sessionId, state: "idle" });
+    await queueEmpty(s.worker);
+    assert.equal(s.pi.sent.length, 1, "shown once");
   });
 
   test("Pi with agent_settled: agent_end while Pi is still busy does not count as idle", async () => {
@@ -296,8 +318,8 @@ describe("Pi adapter across daemon restarts", () => {
     await busy(s);
     await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
     // Pi takes the batch, but the daemon dies before the acknowledgement can reach it.
-    s.pi.sendMessageImpl = async () => {
-      await s.daemon.kill();
+    s.pi.sendMessageImpl = (call) => {
+      void s.daemon.kill().then(() => s.pi.land(call));
     };
     await settle(s);
     await eventually("the first delivery", () => s.deliveries.some((e) => e.outcome === "delivered"));

@@ -16,8 +16,20 @@ export class FakePi {
   readonly handlers = new Map<string, Handler[]>();
   readonly tools: unknown[] = [];
   readonly sent: SentMessage[] = [];
-  /** What sendMessage does after recording the call; replace to throw or to return a promise. */
-  sendMessageImpl: (call: SentMessage) => unknown = () => undefined;
+  /**
+   * What sendMessage does after recording the call. By default what Pi 1.6.0 does for an idle
+   * session: returns undefined at once, the message lands (message_end, role "custom") right
+   * after. Replace to throw, to return a promise, or to land late or never.
+   */
+  sendMessageImpl: (call: SentMessage) => unknown = (call) => {
+    setImmediate(() => void this.land(call));
+    return undefined;
+  };
+
+  /** Emits the message_end of a sent custom message, as Pi does once it is in the session. */
+  async land(call: SentMessage): Promise<void> {
+    await this.emit("message_end", { message: { role: "custom", ...call.message, timestamp: Date.now() } });
+  }
 
   // Pi's handlers take each event's own type; the stand-in stores them all alike.
   on(event: string, handler: (...args: never[]) => unknown): () => void {
@@ -39,7 +51,7 @@ export class FakePi {
   }
 
   /** Runs every handler of `event` in order, as Pi does. */
-  async emit(event: string, payload: Record<string, unknown>, ctx: FakeContext): Promise<void> {
+  async emit(event: string, payload: Record<string, unknown>, ctx: FakeContext = new FakeContext("unused")): Promise<void> {
     for (const handler of this.handlers.get(event) ?? []) await handler({ type: event, ...payload }, ctx);
   }
 

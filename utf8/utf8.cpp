@@ -1,11 +1,7 @@
-// UTF-8 validation and cut positions.
-//
-// valid_utf8 follows the well-formed byte sequences of Unicode 15, table 3-7: every
-// sequence is checked on its lead byte's allowed range for the second byte, which rules out
-// overlongs (E0 80..9F, F0 80..8F), surrogates (ED A0..BF) and code points above U+10FFFF
-// (F4 90..BF, F5..FF). ASCII runs, the common case in agent reports, are skipped eight
-// bytes at a time.
-#include "engine/utf8.hpp"
+// valid_utf8 and the cut positions (utf8.hpp). ASCII runs, the common case in agent reports,
+// are skipped eight bytes at a time; every other character goes through the one table,
+// utf8_sequence_length.
+#include "utf8.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -39,32 +35,12 @@ bool valid_utf8(std::string_view s) noexcept {
         continue;
       }
     }
-    const unsigned char lead = *p;
-    if (lead < 0x80U) {
+    if (*p < 0x80U) {
       ++p;
       continue;
     }
-    std::size_t length = 0;
-    unsigned char second_min = 0x80U;
-    unsigned char second_max = 0xBFU;
-    if (lead >= 0xC2U && lead <= 0xDFU) {
-      length = 2;
-    } else if (lead >= 0xE0U && lead <= 0xEFU) {
-      length = 3;
-      if (lead == 0xE0U) second_min = 0xA0U;  // overlong below U+0800
-      if (lead == 0xEDU) second_max = 0x9FU;  // surrogates U+D800..U+DFFF
-    } else if (lead >= 0xF0U && lead <= 0xF4U) {
-      length = 4;
-      if (lead == 0xF0U) second_min = 0x90U;  // overlong below U+10000
-      if (lead == 0xF4U) second_max = 0x8FU;  // above U+10FFFF
-    } else {
-      return false;  // stray continuation byte, C0/C1 overlong lead, or F5..FF
-    }
-    if (static_cast<std::size_t>(end - p) < length) return false;
-    if (p[1] < second_min || p[1] > second_max) return false;
-    for (std::size_t i = 2; i < length; ++i) {
-      if (!is_continuation(p[i])) return false;
-    }
+    const std::size_t length = utf8_sequence_length(p, end);
+    if (length == 0) return false;
     p += length;
   }
   return true;

@@ -1,0 +1,132 @@
+// The four subagent tools the model calls (OpenPI's surface): subagent_spawn, subagent_wait,
+// subagent_check, subagent_cancel. Each is a thin shell over `Subagents`; texts tell the model
+// what happened and what comes next. A refused call throws, which Pi shows the model as an error.
+import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+
+import { HandoffError } from "./errors.js";
+import type { Budget } from "./protocol.js";
+import { formatBytes, renderBatch, type BatchSummary, type SectionSummary } from "./render.js";
+import type { SpawnContext, Subagents } from "./subagents.js";
+
+/** `details` of a subagent_wait result (the batch without its texts). */
+export interface WaitDetails extends BatchSummary {
+  timedOut: boolean;
+  pending: string[];
+  budget: Budget | null;
+}
+
+function textResult<T>(text: string, details: T): AgentToolResult<T> {
+  return { content: [{ type: "text", text }], details };
+}
+
+function spawnContext(ctx: ExtensionContext): SpawnContext {
+  return { cwd: ctx.cwd, model: ctx.model, hasUI: ctx.hasUI, ui: ctx.ui };
+}
+
+const idParameter = Type.Object({ id: Type.String({ description: "The subagent id" }) });
+
+export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, subagents: Subagents): void {
+  pi.registerTool({
+    name: "subagent_spawn",
+    label: "Spawn subagent",
+    description:
+      "Start a subagent: a separate Pi process that works on `task` on its own and returns at once with its id. " +
+      "Its final answer reaches you later: delivered automatically when you are idle, or returned by subagent_wait. " +
+      "Long answers are cut to a head and tail with the full text saved to a file you can read.",
+    promptSnippet: "subagent_spawn: run a task in a separate Pi subagent (results come back later)",
+    parameters: Type.Object({
+      task: Type.String({ description: "The subagent's prompt: everything it needs to know" }),
+      title: Type.Optional(Type.String({ description: "A short title shown with its result (default: the task's first line)" })),
+      cwd: Type.Optional(Type.String({ description: "Working directory (default: this session's)" })),
+      model: Type.Optional(Type.String({ description: "Model id or provider/id (default: this session's model)" })),
+    }),
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      const spawned = await subagents.spawn(params, spawnContext(ctx));
+      const name = `${spawned.childId} ${JSON.stringify(spawned.title)}`;
+      const text =
+        spawned.queuePosition === 0
+          ? `Started subagent ${name}. Its result is delivered to you when you are idle; call subagent_wait to wait for it now.`
+          : `Queued subagent ${name}: the limit of running subagents is reached; it starts when one finishes ` +
+            `(position ${spawned.queuePosition} in the queue). Its result is delivered like any other.`;
+      return textResult(text, { childId: spawned.childId, title: spawned.title, queuePosition: spawned.queuePosition });
+    },
+  });
+
+  pi.registerTool({
+    name: "subagent_wait",
+    label: "Wait for subagents",
+    description:
+      "Wait until subagents finish and return their results (each cut to fit if long). " +
+      "Without `ids`, waits for every subagent of this session whose result you have not received yet.",
+    parameters: Type.Object({
+      ids: Type.Optional(Type.Array(Type.String(), { description: "Subagent ids (default: all not yet received)" })),
+      timeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000, description: "Give up after this many ms (default: no limit)" })),
+    }),
+    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+      subagents.setContext(spawnContext(ctx));
+      let waited;
+      try {
+        waited = await subagents.wait(params.ids, params.timeoutMs, signal);
+      } catch (error) {
+        if (error instanceof HandoffError && error.kind === "aborted")
+          throw new Error("subagent_wait was interrupted. Nothing is lost: results not returned here are delivered when you are idle.");
+        throw error;
+      }
+      const empty: WaitDetails = { sections: [], deferred: 0, timedOut: false, pending: [], budget: null };
+      if (waited === undefined) return textResult("No subagent of this session has a result you have not received.", empty);
+      const { result, left } = waited;
+      const notes: string[] = [];
+      if (result.pending.length > 0)
+        notes.push(`Still running: ${result.pending.join(", ")}. Call subagent_wait again, or their results are delivered when you are idle.`);
+      if ((result.alreadyDelivered ?? []).length > 0) notes.push(`Already delivered earlier: ${(result.alreadyDelivered ?? []).join(", ")}.`);
+      if ((result.cancelled ?? []).length > 0) notes.push(`Cancelled: ${(result.cancelled ?? []).join(", ")}.`);
+      if (left.length > 0) notes.push(`Not waited for (at most 64 per call): ${left.join(", ")}.`);
+      const text = [result.text, ...notes].filter((part) => part !== "").join("\n\n");
+      const details: WaitDetails = {
+        sections: result.sections.map(({ text: _text, ...rest }): SectionSummary => rest),
+        deferred: result.deferred,
+        timedOut: result.timedOut,
+        pending: result.pending,
+        budget: result.budget,
+      };
+      return textResult(text === "" ? "No results." : text, details);
+    },
+    renderResult(result, options, theme) {
+      const details = result.details as WaitDetails | undefined;
+      const text = result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+      return renderBatch("subagent_wait", details ?? { sections: [], deferred: 0 }, text, options.expanded, theme);
+    },
+  });
+
+  pi.registerTool({
+    name: "subagent_check",
+    label: "Check subagent",
+    description: "A subagent's state and a preview of its latest activity (at most 2 KiB / 20 lines). Does not consume its result.",
+    parameters: idParameter,
+    async execute(_toolCallId, params) {
+      const check = await subagents.check(params.id);
+      let state: string = check.state;
+      if (check.status !== null) state += ` (${check.status})`;
+      if (check.bytes !== null && check.lines !== null) state += `, ${formatBytes(check.bytes)} / ${check.lines} lines`;
+      const lines = [`Subagent ${check.childId} ${JSON.stringify(check.title)}: ${state}`];
+      if (check.error !== undefined && check.error !== "") lines.push(`Error: ${check.error}`);
+      if (check.preview !== "") lines.push(`Latest activity${check.previewTruncated ? " (tail)" : ""}:`, check.preview);
+      return textResult(lines.join("\n"), check);
+    },
+  });
+
+  pi.registerTool({
+    name: "subagent_cancel",
+    label: "Cancel subagent",
+    description: "Stop a subagent: ends its process and everything it started, and drops its result.",
+    parameters: idParameter,
+    async execute(_toolCallId, params) {
+      const { result, was } = await subagents.cancel(params.id);
+      if (!result.cancelled.includes(params.id)) throw new Error(`subagent_cancel: no subagent ${params.id} in this session`);
+      const what =
+        was === "running" ? "its process tree was ended" : was === "queued" ? "it had not started yet" : result.consumed > 0 ? "it had finished; its result was dropped" : "it had already ended";
+      return textResult(`Cancelled subagent ${params.id}: ${what}.`, { childId: params.id, was, consumed: result.consumed });
+    },
+  });
+}

@@ -1,0 +1,165 @@
+// Auto-delivery into a real Pi of children spawned by subagent_spawn: results of children that
+// finish while the parent is busy arrive after it settles, as one batch that starts a turn;
+// 4 x 21,333 B fit one batch under 48 KiB with every first and last line; a parent at 95% of its
+// context gets a smaller batch; a delivery is acknowledged only once its message_end is done.
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { delay, eventually, packageRoot } from "../support/daemon.js";
+import { textOf, type ModelRequest } from "../support/scripted-model.js";
+import { deliveredBatches, exactReport, parentRequests, processesWith, scenarioPerTest, startScenario, type Scenario } from "../support/subagent-scenario.js";
+
+const { scenario, onCleanup } = scenarioPerTest();
+
+const CONTEXT_WINDOW = 200_000;
+const TAGS = ["alpha", "bravo", "charlie", "delta"];
+
+/**
+ * The parent spawns four children of 21,333 B / 262 lines each, and holds its next reply until the
+ * daemon has all four results (so they come as one batch), reporting `promptTokens` with it.
+ */
+async function fourChildren(promptTokens: number): Promise<{ s: Scenario; batch: { text: string; details: Record<string, unknown> } }> {
+  let sessionId = "";
+  let s: Scenario | undefined;
+  s = await scenario(async (request: ModelRequest) => {
+    const tag = TAGS.find((t) => request.firstUser === `CHILD ${t}`);
+    if (tag !== undefined) return { text: exactReport(21_333, 262, tag) };
+    const last = request.last;
+    if (last?.role === "user" && textOf(last).startsWith("PARENT"))
+      return { toolCalls: TAGS.map((t) => ({ name: "subagent_spawn", arguments: { task: `CHILD ${t}`, title: t } })) };
+    if (last?.role === "tool" && s !== undefined) {
+      const worker = s.worker;
+      await eventually("four completed results at the daemon", async () => (await worker.status()).queue.results === 4, 30_000);
+      return { text: "waiting for my subagents", promptTokens };
+    }
+    return { text: "thanks", promptTokens };
+  }, { contextWindow: CONTEXT_WINDOW });
+  sessionId = s.sessionId;
+  await s.pi.prompt("PARENT spawn four");
+  const landed = await s.pi.waitFor(
+    (e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "handoff",
+    60_000,
+    "the auto-delivered batch",
+  );
+  await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the triggered run to settle", s.pi.events.indexOf(landed));
+  const batch = deliveredBatches(s.pi)[0];
+  assert.ok(batch !== undefined && sessionId !== "");
+  // The delivery started a turn: the model's last request holds the batch as it was delivered.
+  const last = parentRequests(s.model, "PARENT").at(-1);
+  assert.ok(last?.body.messages.map(textOf).includes(batch.text), "the model read the delivered batch");
+  return { s, batch };
+}
+
+let fullBatchBytes = 0;
+
+test("4 x 21,333 B finishing while the parent is busy: one batch after it settles, under 48 KiB, every first and last line", async () => {
+  const { s, batch } = await fourChildren(1_000);
+  assert.equal(deliveredBatches(s.pi).length, 1, "one batch");
+  fullBatchBytes = Buffer.byteLength(batch.text);
+  assert.ok(fullBatchBytes <= 48 * 1024, `${fullBatchBytes} B within 48 KiB`);
+  for (const tag of TAGS) {
+    assert.ok(batch.text.includes(`\nBEGIN ${tag}\n`), `BEGIN ${tag}`);
+    assert.ok(batch.text.includes(`\nEND ${tag}\n`), `END ${tag}`);
+  }
+  const sections = batch.details["sections"] as { totalBytes: number; totalLines: number; status: string }[];
+  assert.deepEqual(sections.map((x) => [x.status, x.totalBytes, x.totalLines]), TAGS.map(() => ["done", 21_333, 262]));
+  await eventually("the batch to be acknowledged", async () => {
+    const { queue } = await s.worker.status();
+    return queue.results === 0 && queue.deliveries === 0;
+  });
+  const statuses = s.pi.where((e) => e.type === "extension_ui_request" && e["statusKey"] === "handoff-subagents").map((e) => e["statusText"]);
+  assert.ok(statuses.includes("subagents: 4 pending"), `the status line showed the pending results: ${JSON.stringify(statuses)}`);
+});
+
+test("a parent at 95% of its context gets a smaller batch", async () => {
+  const { s, batch } = await fourChildren(Math.round(CONTEXT_WINDOW * 0.95));
+  const budget = batch.details["budget"] as { mode: string; batchCapBytes: number; usage: { tokens: number } | null };
+  assert.equal(budget.mode, "dynamic");
+  // Pi counts the reply too: prompt_tokens 190,000 + completion_tokens 10.
+  assert.equal(budget.usage?.tokens, 190_010, "the daemon used Pi's live usage");
+  const bytes = Buffer.byteLength(batch.text);
+  assert.ok(bytes <= budget.batchCapBytes, `${bytes} B within the cap ${budget.batchCapBytes}`);
+  assert.ok(budget.batchCapBytes < 48 * 1024);
+  assert.ok(fullBatchBytes === 0 || bytes < fullBatchBytes, `smaller than at low usage (${bytes} < ${fullBatchBytes})`);
+  const sections = batch.details["sections"] as { childId: string }[];
+  assert.ok(sections.length >= 1);
+  void s;
+});
+
+test("a delivery is acknowledged only once its message_end has run, not when sendMessage returns", async () => {
+  // An extension loaded before ours holds the batch's message_end for 1.5 s (Pi awaits handlers in order).
+  const dir = mkdtempSync(join(tmpdir(), "handoff-slow-ext-"));
+  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  const startedFile = join(dir, "message_end-started");
+  const extension = join(dir, "slow-message-end.js");
+  writeFileSync(
+    extension,
+    `import { writeFileSync } from "node:fs";
+export default function (pi) {
+  pi.on("message_end", async (event) => {
+    if (event.message.role !== "custom" || event.message.customType !== "handoff") return;
+    writeFileSync(${JSON.stringify(startedFile)}, String(Date.now()));
+    await new Promise((done) => setTimeout(done, 1500));
+  });
+}
+`,
+  );
+  const s = await scenario(
+    (request) => {
+      if (request.firstUser.startsWith("CHILD")) return { text: "BEGIN quick\nquick answer\nEND quick" };
+      if (request.last?.role === "user" && textOf(request.last).startsWith("PARENT"))
+        return { toolCalls: [{ name: "subagent_spawn", arguments: { task: "CHILD quick", title: "Quick" } }] };
+      return { text: "ok" };
+    },
+    { extensions: [extension, packageRoot] },
+  );
+  await s.pi.prompt("PARENT spawn one");
+  await eventually("the batch's message_end to start", () => existsSync(startedFile), 30_000);
+  const heldSince = Date.now();
+  await delay(700);
+  const held = await s.worker.status();
+  assert.equal(held.queue.deliveries, 1, "unacknowledged while its message_end runs");
+  await eventually("the acknowledgement", async () => (await s.worker.status()).queue.deliveries === 0, 10_000);
+  assert.ok(Date.now() - heldSince >= 1_000, "acknowledged after the message_end handlers finished");
+  assert.equal(deliveredBatches(s.pi).length, 1);
+  assert.match(deliveredBatches(s.pi)[0]?.text ?? "", /BEGIN quick\nquick answer\nEND quick/);
+});
+
+test("handoffd killed and restarted mid-session: the extension reconnects and every result arrives once", async () => {
+  let release: (() => void) | undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const s = await scenario(async (request) => {
+    if (request.firstUser === "CHILD early") return { text: "BEGIN early\nbefore the restart\nEND early" };
+    if (request.firstUser === "CHILD late") {
+      await gate;
+      return { text: "BEGIN late\nafter the restart\nEND late" };
+    }
+    if (request.last?.role === "user" && textOf(request.last).startsWith("PARENT"))
+      return {
+        toolCalls: [
+          { name: "subagent_spawn", arguments: { task: "CHILD early", title: "Early" } },
+          { name: "subagent_spawn", arguments: { task: "CHILD late", title: "Late" } },
+        ],
+      };
+    return { text: "ok" };
+  });
+  await s.pi.prompt("PARENT spawn two");
+  await eventually("the early result to land", () => deliveredBatches(s.pi).some((b) => b.text.includes("END early")), 30_000);
+  await eventually("its acknowledgement", async () => (await s.worker.status()).queue.deliveries === 0);
+
+  // The late child finishes while the daemon is down: its completion is retried until it is back.
+  await s.daemon.kill();
+  release?.();
+  await eventually("the late child to exit", () => processesWith("CHILD late").length === 0, 30_000);
+  await s.daemon.launch();
+  await eventually("the late result to land", () => deliveredBatches(s.pi).some((b) => b.text.includes("END late")), 30_000);
+  await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the triggered run", deliveredBatches(s.pi).at(-1)?.index ?? 0);
+  await delay(500);  // a duplicate would come within the daemon's 50 ms coalescing delay
+  const batches = deliveredBatches(s.pi);
+  assert.equal(batches.length, 2, "each result once");
+  assert.equal(batches.filter((b) => b.text.includes("END early")).length, 1);
+  assert.equal(batches.filter((b) => b.text.includes("END late")).length, 1);
+});

@@ -1,0 +1,266 @@
+// A real Pi process in RPC mode, for tests: Pi 1.6.0 run by Node 22 (scripts/node22.sh), on a
+// scripted model (scripted-model.ts) declared in a temporary models.json, with extensions loaded
+// by `-e` (default: this package) and HANDOFF_SOCKET pointing at the test's daemon.
+//
+// Commands go to stdin as JSON lines; stdout is read as JSON events split on "\n" only (Pi's
+// records may hold U+2028, which readline would split on). `close()` kills Pi's whole process
+// group (Pi and anything it spawned), so a test leaves no process behind.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+import { packageRoot } from "./daemon.js";
+import type { ScriptedModel } from "./scripted-model.js";
+
+/** Pi 1.6.0's CLI entry point as installed by `npm ci` in client/pi. */
+export const defaultPiCli = resolve(packageRoot, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
+
+export const scriptedProvider = "scripted";
+export const scriptedModelId = "scripted-model";
+
+let node22: string | undefined;
+
+/** Node 22 for Pi: $HANDOFF_NODE22, else what scripts/node22.sh prints (installing it once). */
+export function node22Path(): string {
+  node22 ??= process.env["HANDOFF_NODE22"] ?? execFileSync(resolve(packageRoot, "../../scripts/node22.sh"), { encoding: "utf8" }).trim();
+  return node22;
+}
+
+export interface RealPiOptions {
+  model: ScriptedModel;
+  /** HANDOFF_SOCKET for the extension (the test daemon's socket). */
+  socketPath?: string;
+  /** `-e` arguments, in order (default: [client/pi]). */
+  extensions?: string[];
+  /** Extensions loaded after the default ones. */
+  extraExtensions?: string[];
+  /** The Pi CLI script run by Node 22 (default: `defaultPiCli`). */
+  piCli?: string;
+  /** The model's context window, tokens (default 200000). */
+  contextWindow?: number;
+  /** Working directory (default: a fresh temporary directory). */
+  cwd?: string;
+  /** Extra environment (merged over the defaults). */
+  env?: Record<string, string>;
+  /** Extra CLI arguments. */
+  args?: string[];
+}
+
+/** One JSON record from Pi's stdout (an event or a command's response). */
+export type PiEvent = { type: string; [key: string]: unknown };
+
+const RECENT_EVENTS_SHOWN = 15;
+
+export class RealPi {
+  /** Every record received, in order. */
+  readonly events: PiEvent[] = [];
+  readonly home: string;
+  readonly agentDir: string;
+  readonly cwd: string;
+  private stderrText = "";
+  private buffered = "";
+  private nextId = 0;
+  private readonly waiters = new Set<() => void>();
+  private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly dir: string,
+  ) {
+    this.home = join(dir, "home");
+    this.agentDir = join(dir, "agent");
+    this.cwd = join(dir, "cwd");
+    child.stdout?.setEncoding("utf8");
+    child.stdout?.on("data", (text: string) => this.onStdout(text));
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (text: string) => {
+      this.stderrText = (this.stderrText + text).slice(-20_000);
+    });
+    child.once("exit", (code, signal) => {
+      this.exit = { code, signal };
+      this.wake();
+    });
+  }
+
+  /** Starts Pi and waits until it answers `get_state`. */
+  static async start(options: RealPiOptions): Promise<RealPi> {
+    const dir = mkdtempSync(join(tmpdir(), "handoff-pi-"));
+    const home = join(dir, "home");
+    const agentDir = join(dir, "agent");
+    const cwd = options.cwd ?? join(dir, "cwd");
+    for (const path of [home, agentDir, cwd]) mkdirSync(path, { recursive: true });
+    writeFileSync(join(agentDir, "models.json"), JSON.stringify(modelsJson(options.model.baseUrl, options.contextWindow ?? 200_000), null, 2));
+    const extensions = [...(options.extensions ?? [packageRoot]), ...(options.extraExtensions ?? [])];
+    const args = [
+      options.piCli ?? defaultPiCli,
+      "--mode", "rpc", "--no-session", "--offline", "-ne",
+      ...extensions.flatMap((path) => ["-e", path]),
+      "--provider", scriptedProvider, "--model", scriptedModelId,
+      ...(options.args ?? []),
+    ];
+    const env: Record<string, string> = {
+      PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+      HOME: home,
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_OFFLINE: "1",
+      PI_SKIP_VERSION_CHECK: "1",
+      PI_TELEMETRY: "0",
+      ...(options.socketPath === undefined ? {} : { HANDOFF_SOCKET: options.socketPath }),
+      ...options.env,
+    };
+    // detached: Pi leads a process group of its own, so close() can end it with all it spawned.
+    const child = spawn(node22Path(), args, { cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    const pi = new RealPi(child, dir);
+    try {
+      await pi.command({ type: "get_state" }, 30_000);
+    } catch (error) {
+      await pi.close();
+      throw error;
+    }
+    return pi;
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  get stderr(): string {
+    return this.stderrText;
+  }
+
+  /** Sends a command and resolves with its `response` record (rejects when `success` is false). */
+  async command(command: { type: string; [key: string]: unknown }, timeoutMs = 10_000): Promise<PiEvent> {
+    const id = `t${++this.nextId}`;
+    this.send({ ...command, id });
+    const response = await this.waitFor((event) => event.type === "response" && event["id"] === id, timeoutMs, `response to ${command.type}`);
+    if (response["success"] !== true) throw new Error(`Pi refused ${command.type}: ${String(response["error"])}`);
+    return response;
+  }
+
+  /** `prompt`: resolves once Pi accepted it (the run goes on; await its events). */
+  prompt(message: string): Promise<PiEvent> {
+    return this.command({ type: "prompt", message });
+  }
+
+  abort(): Promise<PiEvent> {
+    return this.command({ type: "abort" });
+  }
+
+  /** `get_state`'s data (sessionId, isStreaming, model...). */
+  async state(): Promise<Record<string, unknown>> {
+    const response = await this.command({ type: "get_state" });
+    return response["data"] as Record<string, unknown>;
+  }
+
+  /** Writes one JSON line to Pi's stdin. */
+  send(record: unknown): void {
+    this.child.stdin?.write(`${JSON.stringify(record)}\n`);
+  }
+
+  /**
+   * The first event from index `from` on that matches, waiting up to `timeoutMs`. The error names
+   * what was awaited and lists the recent events and Pi's stderr.
+   */
+  async waitFor(match: (event: PiEvent) => boolean, timeoutMs = 20_000, what = "an event", from = 0): Promise<PiEvent> {
+    const deadline = Date.now() + timeoutMs;
+    for (let seen = from; ; ) {
+      for (; seen < this.events.length; seen += 1) {
+        const event = this.events[seen] as PiEvent;
+        if (match(event)) return event;
+      }
+      if (this.exit !== undefined) throw new Error(`Pi exited (${JSON.stringify(this.exit)}) before ${what}\n${this.recent()}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${this.recent()}`);
+      await new Promise<void>((done) => {
+        const wake = (): void => {
+          clearTimeout(timer);
+          this.waiters.delete(wake);
+          done();
+        };
+        const timer = setTimeout(wake, left);
+        this.waiters.add(wake);
+      });
+    }
+  }
+
+  /** Events matching, so far. */
+  where(match: (event: PiEvent) => boolean): PiEvent[] {
+    return this.events.filter(match);
+  }
+
+  /** Kills Pi's process group (SIGKILL) and removes its temporary directory. */
+  async close(): Promise<void> {
+    const pid = this.child.pid;
+    if (pid !== undefined && this.exit === undefined) {
+      const exited = new Promise<void>((done) => this.child.once("exit", () => done()));
+      killGroup(pid);
+      await exited;
+    } else if (pid !== undefined) {
+      killGroup(pid);  // Pi is gone; anything it left in its group goes too
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** The last events and stderr, for failure messages. */
+  recent(): string {
+    const events = this.events.slice(-RECENT_EVENTS_SHOWN).map((event) => abbreviate(JSON.stringify(event)));
+    return `recent Pi events:\n  ${events.join("\n  ")}\nPi stderr (tail):\n${this.stderrText.slice(-3000)}`;
+  }
+
+  private onStdout(text: string): void {
+    this.buffered += text;
+    for (let newline = this.buffered.indexOf("\n"); newline >= 0; newline = this.buffered.indexOf("\n")) {
+      const line = this.buffered.slice(0, newline).replace(/\r$/, "");
+      this.buffered = this.buffered.slice(newline + 1);
+      if (line.trim() === "") continue;
+      try {
+        this.events.push(JSON.parse(line) as PiEvent);
+      } catch {
+        this.events.push({ type: "unparsed", line });
+      }
+    }
+    this.wake();
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+}
+
+/** models.json declaring the scripted model as provider `scripted`, API openai-completions. */
+export function modelsJson(baseUrl: string, contextWindow: number): unknown {
+  return {
+    providers: {
+      [scriptedProvider]: {
+        baseUrl,
+        api: "openai-completions",
+        apiKey: "scripted",
+        models: [{ id: scriptedModelId, name: "Scripted test model", contextWindow, maxTokens: 8192, reasoning: false, input: ["text"] }],
+      },
+    },
+  };
+}
+
+/** SIGKILL to a process group; ESRCH (already gone) is fine. */
+export function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
+}
+
+/** Whether a process (or, with a negative pid, a process group) exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function abbreviate(text: string): string {
+  return text.length <= 400 ? text : `${text.slice(0, 300)} ...(${text.length} chars)... ${text.slice(-80)}`;
+}

@@ -1,0 +1,150 @@
+// Shared pieces of the real-Pi subagent tests: a daemon, the scripted model and a parent Pi with
+// this package; reports of an exact size; reading the parent's tool results and delivered batches.
+import { readdirSync, readFileSync } from "node:fs";
+import { afterEach } from "node:test";
+
+import { HandoffClient } from "../../src/client.js";
+import { Daemon } from "./daemon.js";
+import { RealPi, type PiEvent, type RealPiOptions } from "./real-pi.js";
+import { ScriptedModel, textOf, type ModelRequest, type Script } from "./scripted-model.js";
+
+export interface Scenario {
+  daemon: Daemon;
+  model: ScriptedModel;
+  pi: RealPi;
+  worker: HandoffClient;
+  sessionId: string;
+  close(): Promise<void>;
+}
+
+/** A parent Pi with the package on a scripted model, and a worker client for status checks. */
+export async function startScenario(script: Script, options: Partial<RealPiOptions> = {}): Promise<Scenario> {
+  const daemon = await Daemon.start();
+  const model = await ScriptedModel.start(script);
+  let pi: RealPi | undefined;
+  const worker = new HandoffClient({ socketPath: daemon.socketPath, clientName: "test-worker" });
+  try {
+    pi = await RealPi.start({
+      model,
+      socketPath: daemon.socketPath,
+      ...options,
+      // Children skip extension discovery: faster, and they need none.
+      env: { HANDOFF_SUBAGENT_ARGS: "-ne", ...options.env },
+    });
+    await worker.connect();
+    const sessionId = String((await pi.state())["sessionId"]);
+    const started = pi;
+    return {
+      daemon,
+      model,
+      pi: started,
+      worker,
+      sessionId,
+      close: async () => {
+        worker.close();
+        await started.close();
+        await model.close();
+        await daemon.dispose();
+      },
+    };
+  } catch (error) {
+    worker.close();
+    await pi?.close();
+    await model.close();
+    await daemon.dispose();
+    throw error;
+  }
+}
+
+/**
+ * For a test file: `scenario(...)` starts one (as startScenario) that is closed after the test,
+ * and `onCleanup` adds other clean-ups, run last first.
+ */
+export function scenarioPerTest(): { scenario: typeof startScenario; onCleanup: (cleanup: () => Promise<void> | void) => void } {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    while (cleanups.length > 0) await cleanups.pop()?.();
+  });
+  return {
+    scenario: async (...args) => {
+      const s = await startScenario(...args);
+      cleanups.push(() => s.close());
+      return s;
+    },
+    onCleanup: (cleanup) => void cleanups.push(cleanup),
+  };
+}
+
+/** A text of exactly `bytes` bytes and `lines` lines: `BEGIN tag`, numbered filler, `END tag`. */
+export function exactReport(bytes: number, lines: number, tag: string): string {
+  const first = `BEGIN ${tag}`;
+  const last = `END ${tag}`;
+  const middle: string[] = [];
+  for (let i = 2; i < lines; i += 1) middle.push(`${tag} line ${i}: `);
+  const fixed = first.length + last.length + middle.reduce((sum, line) => sum + line.length, 0) + (lines - 1);
+  const spare = bytes - fixed;
+  if (spare < 0 || middle.length === 0) throw new Error(`exactReport: ${bytes} B is too small for ${lines} lines`);
+  const each = Math.floor(spare / middle.length);
+  const padded = middle.map((line, index) => line + "x".repeat(each + (index < spare - each * middle.length ? 1 : 0)));
+  const text = [first, ...padded, last].join("\n");
+  if (Buffer.byteLength(text) !== bytes || text.split("\n").length !== lines) throw new Error("exactReport: size mismatch");
+  return text;
+}
+
+/** Pi's message_end events of delivered batches (role custom, customType handoff). */
+export function deliveredBatches(pi: RealPi): { text: string; details: Record<string, unknown>; index: number }[] {
+  return pi.events.flatMap((event, index) => {
+    if (event.type !== "message_end") return [];
+    const message = event["message"] as { role?: string; customType?: string; content?: unknown; details?: Record<string, unknown> };
+    if (message.role !== "custom" || message.customType !== "handoff") return [];
+    const text = typeof message.content === "string" ? message.content : JSON.stringify(message.content);
+    return [{ text, details: message.details ?? {}, index }];
+  });
+}
+
+/** The `tool_execution_end` of `toolName` (the first from event index `from`). */
+export function toolEnd(pi: RealPi, toolName: string, timeoutMs = 30_000, from = 0): Promise<PiEvent> {
+  return pi.waitFor((e) => e.type === "tool_execution_end" && e["toolName"] === toolName, timeoutMs, `${toolName} to end`, from);
+}
+
+/** The text a tool result event carries. */
+export function toolText(event: PiEvent): string {
+  const result = event["result"] as { content?: { type: string; text?: string }[] } | undefined;
+  return (result?.content ?? []).map((part) => part.text ?? "").join("\n");
+}
+
+/** The last message of each request the parent (not a child) sent: the first user message names it. */
+export function parentRequests(model: ScriptedModel, firstUserPrefix: string): ModelRequest[] {
+  return model.requests.filter((request) => request.firstUser.startsWith(firstUserPrefix));
+}
+
+/** The subagent id named in a spawn result text. */
+export function spawnedId(text: string): string {
+  const match = /subagent (sa-[0-9a-f]+)/.exec(text);
+  if (match?.[1] === undefined) throw new Error(`no subagent id in ${JSON.stringify(text)}`);
+  return match[1];
+}
+
+/** Ids of spawned children in the tool results the model saw (in order). */
+export function spawnedIdsSeen(request: ModelRequest): string[] {
+  return request.body.messages
+    .filter((message) => message.role === "tool")
+    .map(textOf)
+    .flatMap((text) => [...text.matchAll(/(?:Started|Queued) subagent (sa-[0-9a-f]+)/g)].map((m) => m[1] as string));
+}
+
+/** Pids of live processes whose command line contains `marker`. */
+export function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (cmdline.includes(marker) && !/\) Z /.test(stat)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}

@@ -1,0 +1,16 @@
+// Where the full text of a cut result went: what the store's save() returns and what a
+// projection's footer names (or says was not saved, and why).
+#pragma once
+
+#include <string>
+
+namespace handoff {
+
+struct artifact_ref {
+  bool saved = false;   // true: `path` holds the exact full text
+  std::string path;     // absolute path of the artifact when saved, else empty
+  std::string sha256;   // lowercase hex SHA-256 of the full text (set even when not saved)
+  std::string error;    // why it was not saved (plain words, errno text), when !saved
+};
+
+}  // namespace handoff
