@@ -22,7 +22,9 @@ constexpr std::string_view artifact_dir = "/home/user/.pi/agent/cache/openpi/sub
 // The head's and tail's shares of the body budget, split as projection_cut.cpp splits it
 // (bytes rounded down for the head, lines rounded to nearest and at least one per side).
 void split_for_pi(prepared_case& c) {
-  const notice_size notices = notice_bound(measure(c.input->text), c.artifact);
+  const text_shape shape = measure(c.input->text);
+  const notice_size notices =
+      notice_bound(shape, c.artifact, footer_room_for(shape, c.limits, c.artifact));
   const std::size_t body_bytes = c.limits.max_bytes - notices.bytes;
   const std::size_t body_lines = c.limits.max_lines - notices.lines;
   const auto head_bytes =

@@ -6,14 +6,25 @@
 //
 // so every shown line costs its bytes + 1 and one line, the notices cost what notice_bound()
 // says at most, and the byte and line limits are met by construction, not by retrying.
+//
+// One exception: a text that ends in '\n' has an empty last line, and the tail always shows it
+// for free: the text's own final '\n' ends the tail's other lines, and the empty line after it
+// is where the footer starts. The tail's budget goes to the last line with content.
 #include "engine/projection.hpp"
 
+#include <string.h>  // memrchr: a GNU extension, declared by glibc's <string.h> only
+
+#include <algorithm>
 #include <cassert>
+#include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/projection_cut.hpp"
 #include "engine/projection_notice.hpp"
+#include "engine/text_page.hpp"
 
 namespace handoff {
 namespace {
@@ -57,10 +68,41 @@ notice_numbers numbers_of(const body_cut& cut, text_shape total) {
   if (cut.tail_partial) n.tail_part_line = last_omitted;
   if (cut.tail_lines > 0) n.tail = {last_omitted + 1, total.lines};
   n.omitted = {cut.head_lines + 1, last_omitted};
-  n.read_offset = n.omitted.first;
-  n.read_limit = last_omitted - cut.head_lines;
   n.omitted_bytes = cut.tail_start - cut.head_end;
   return n;
+}
+
+// The calls that read the omitted lines back, or none when they are more than `room` lists.
+// A call returns at most 50 KiB and a '\n': more omitted bytes than that many calls can hold
+// need more calls, and are not looked at.
+std::vector<read_step> omitted_reads(std::string_view text, const body_cut& cut, std::size_t last_omitted,
+                                     const footer_room& room) {
+  if (cut.tail_start - cut.head_end > room.listed_reads * (read_max_bytes + 1)) return {};
+  std::size_t first_byte = cut.head_end;  // where line head_lines + 1 starts
+  if (cut.head_partial) {
+    const void* newline = cut.head_end == 0 ? nullptr : ::memrchr(text.data(), '\n', cut.head_end);
+    first_byte = newline == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(newline) - text.data()) + 1;
+  }
+  // Most often the omitted lines are one page: then that is the plan, and nothing is scanned.
+  std::size_t end_byte = text.size();  // where line last_omitted ends
+  if (cut.tail_partial) {
+    if (const void* newline = std::memchr(text.data() + cut.tail_start, '\n', text.size() - cut.tail_start))
+      end_byte = static_cast<std::size_t>(static_cast<const char*>(newline) - text.data());
+  } else if (cut.tail_lines > 0) {
+    end_byte = cut.tail_start - 1;
+  }
+  const std::size_t first_line = cut.head_lines + 1;
+  if (end_byte - first_byte <= read_max_bytes && last_omitted - first_line < read_max_lines) {
+    if (room.listed_reads == 0) return {};
+    return {read_step{first_line, last_omitted, false, first_byte, end_byte}};
+  }
+  read_plan plan(text, first_line, first_byte, last_omitted);
+  std::vector<read_step> reads;
+  while (const std::optional<read_step> step = plan.next()) {
+    if (reads.size() == room.listed_reads) return {};
+    reads.push_back(*step);
+  }
+  return reads;
 }
 
 }  // namespace
@@ -82,7 +124,8 @@ projection project(std::string_view text, const projection_limits& limits,
   }
   check_limits(limits, artifact);
 
-  const notice_size notices = notice_bound(result.total, artifact);
+  const footer_room room = footer_room_for(result.total, limits, artifact);
+  const notice_size notices = notice_bound(result.total, artifact, room);
   if (limits.max_bytes < notices.bytes + min_body_bytes ||
       limits.max_lines < notices.lines + min_body_lines) {
     throw std::invalid_argument("projection limits of " + std::to_string(limits.max_bytes) +
@@ -103,7 +146,8 @@ projection project(std::string_view text, const projection_limits& limits,
   result.omitted_first = cut.head_lines + 1;
   result.omitted_count = result.total.lines - cut.tail_lines - cut.head_lines;
 
-  const notice_numbers numbers = numbers_of(cut, result.total);
+  notice_numbers numbers = numbers_of(cut, result.total);
+  if (artifact.saved) numbers.reads = omitted_reads(text, cut, numbers.omitted.last, room);
   std::string& out = result.text;
   out.reserve(limits.max_bytes);
   out.append(text.substr(0, cut.head_end));
@@ -112,9 +156,18 @@ projection project(std::string_view text, const projection_limits& limits,
   out.push_back('\n');
   if (cut.tail_lines > 0 || cut.tail_partial) {
     out.append(text.substr(cut.tail_start));
-    out.push_back('\n');
+    if (text.back() != '\n') out.push_back('\n');
   }
-  append_footer(out, numbers, artifact);
+  // The listed calls are used when they fit what is left; the plan command always does (its
+  // room is reserved).
+  std::string footer;
+  append_footer(footer, numbers, artifact);
+  if (out.size() + footer.size() > limits.max_bytes) {
+    numbers.reads.clear();
+    footer.clear();
+    append_footer(footer, numbers, artifact);
+  }
+  out += footer;
   assert(out.size() <= limits.max_bytes);
   return result;
 }

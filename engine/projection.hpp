@@ -3,7 +3,14 @@
 // The whole projected text (head, omission marker, tail, footer, artifact path) never exceeds
 // `max_bytes` bytes nor `max_lines` lines. Cuts fall on line boundaries; only a single line
 // longer than its share is cut inside, and never inside a UTF-8 sequence. Lines are numbered
-// like Pi's `read`: text.split("\n"), 1-based. Deterministic, one pass, linear in the input.
+// like Pi's `read`: text.split("\n"), 1-based. A text ending in '\n' keeps its last line with
+// content in the tail: the empty line after the final '\n' costs the tail nothing.
+//
+// The footer names the omitted lines and the calls that read them back, each returning exactly
+// its lines uncut in Pi 1.6.0 (projection_notice.hpp, text_page.hpp's read_plan): Pi `read`
+// pages of at most 2000 lines and 50 KiB, and `handoff read --bytes` ranges through Pi's `bash`
+// for a line over 50 KiB, or, when they are many, the `handoff read --plan` command that lists
+// them. Deterministic, one pass (no retry), linear in the input.
 #pragma once
 
 #include <cstddef>
@@ -26,16 +33,16 @@ struct projection {
   std::size_t tail_bytes = 0;     // bytes of the full text shown as tail (partial line included)
   bool head_partial = false;      // part of line head_lines+1 is shown after the whole lines
   bool tail_partial = false;      // part of the line before the tail's whole lines is shown
-  std::size_t omitted_first = 0;  // first omitted line, 1-based: the footer's read `offset`
-  std::size_t omitted_count = 0;  // omitted lines (partly shown ones included): read `limit`
+  std::size_t omitted_first = 0;  // first omitted line, 1-based (partly shown ones are omitted)
+  std::size_t omitted_count = 0;  // omitted lines, partly shown ones included
 };
 
 // True when `text` is within both limits: project() would return it byte for byte.
 bool fits(std::string_view text, const projection_limits& limits) noexcept;
 
 // Projects `text`. When it fits, returns it unchanged (`artifact` is ignored). Otherwise
-// returns head + marker + tail + footer; the footer names `artifact.path` and the exact read
-// call when `artifact.saved`, or says the full text was not saved and why.
+// returns head + marker + tail + footer; the footer names `artifact.path` and the calls that
+// read the omitted lines back when `artifact.saved`, or says the full text was not saved and why.
 // Throws std::invalid_argument when a cut is needed and the limits are below the minimums or
 // too small to hold the marker and footer for this artifact.
 projection project(std::string_view text, const projection_limits& limits,

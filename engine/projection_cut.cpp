@@ -30,14 +30,20 @@ class cutter {
  public:
   cutter(std::string_view text, std::size_t total_lines) : text_(text), total_lines_(total_lines) {
     cut_.tail_start = text.size();
+    // The empty line after a final '\n' is the tail's first, and free: see free_final_line_.
+    if (free_final_line_ && whole_line_free()) cut_.tail_lines = 1;
   }
 
-  // Output each side takes so far: its shown bytes plus one '\n' per shown line.
+  // Output each side takes so far: its shown bytes plus one '\n' per shown line (the free
+  // final empty line costs neither: its '\n' is the text's own, and it shares the footer's line).
   std::size_t head_bytes() const noexcept { return cut_.head_end + (cut_.head_partial ? 1 : 0); }
   std::size_t head_lines() const noexcept { return cut_.head_lines + (cut_.head_partial ? 1 : 0); }
-  std::size_t tail_lines() const noexcept { return cut_.tail_lines + (cut_.tail_partial ? 1 : 0); }
+  std::size_t tail_lines() const noexcept {
+    return cut_.tail_lines + (cut_.tail_partial ? 1 : 0) - (free_final_line_ ? 1 : 0);
+  }
   std::size_t tail_bytes() const noexcept {
-    return tail_lines() == 0 ? 0 : text_.size() - cut_.tail_start + 1;
+    if (cut_.tail_lines + (cut_.tail_partial ? 1 : 0) == 0) return 0;
+    return text_.size() - cut_.tail_start + (free_final_line_ ? 0 : 1);
   }
 
   // Takes whole lines from the front while the head stays within max_bytes / max_lines.
@@ -133,6 +139,8 @@ class cutter {
 
   std::string_view text_;
   std::size_t total_lines_;
+  // The text ends in '\n': its last line is empty and always in the tail (total_lines >= 2).
+  bool free_final_line_ = !text_.empty() && text_.back() == '\n';
   body_cut cut_;
 };
 

@@ -3,10 +3,16 @@
 //
 //   [... middle omitted: lines 301-389 of 422, 20,123 bytes ...]
 //   [Truncated: 36,997 bytes / 422 lines in full; shown: lines 1-300, lines 390-422.
-//   Full text: /abs/dir/<sha256>.txt — read it with offset=301 limit=89 for the omitted lines.]
+//   Full text: /abs/dir/<sha256>.txt — omitted lines 301-389 in 1 call, each shown whole: read offset=301 limit=89.]
 //
-// Byte counts are grouped by thousands for people; line numbers never are, because the model
-// copies `offset` and `limit` straight into a tool call.
+// with more calls "...in 3 calls, each shown whole: read offset=319 limit=898; read offset=1217
+// limit=905; bash `handoff read --bytes 51200-102400 '/abs/dir/<sha256>.txt'`.]", or, past
+// max_listed_reads or the room left for them, "Full text saved; bash `handoff read --plan 319-99000
+// '/abs/dir/<sha256>.txt'` lists the calls that read the omitted lines 319-99000 back, each
+// shown whole.]"
+//
+// Byte counts are grouped by thousands for people; line numbers and byte offsets in calls
+// never are, because the model copies them straight into a tool call.
 #include "engine/projection_notice.hpp"
 
 #include <algorithm>
@@ -105,7 +111,64 @@ void append_reason(std::string& out, std::string_view error) {
   if (clipped) out += "...";
 }
 
+void append_calls(std::string& out, const notice_numbers& n, const std::string& path) {
+  if (n.reads.empty()) {
+    out += "Full text saved; bash `handoff read --plan ";
+    append_number(out, n.omitted.first);
+    out.push_back('-');
+    append_number(out, n.omitted.last);
+    out.push_back(' ');
+    append_shell_word(out, path);
+    out += "` lists the calls that read the omitted ";
+    append_span(out, n.omitted);
+    out += " back, each shown whole.]";
+    return;
+  }
+  out += "Full text: ";
+  out += path;
+  out += " \xE2\x80\x94 omitted ";
+  append_span(out, n.omitted);
+  out += " in ";
+  append_number(out, n.reads.size());
+  out += n.reads.size() == 1 ? " call" : " calls";
+  out += ", each shown whole: ";
+  for (std::size_t i = 0; i < n.reads.size(); ++i) {
+    if (i > 0) out += "; ";
+    append_read_call(out, n.reads[i], path);
+  }
+  out += ".]";
+}
+
 }  // namespace
+
+void append_read_call(std::string& out, const read_step& step, std::string_view path) {
+  if (step.bytes) {
+    out += "bash `handoff read --bytes ";
+    append_number(out, step.first_byte);
+    out.push_back('-');
+    append_number(out, step.end_byte);
+    out.push_back(' ');
+    append_shell_word(out, path);
+    out.push_back('`');
+    return;
+  }
+  out += "read offset=";
+  append_number(out, step.first_line);
+  out += " limit=";
+  append_number(out, step.last_line - step.first_line + 1);
+}
+
+void append_shell_word(std::string& out, std::string_view path) {
+  out.push_back('\'');
+  for (const char c : path) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('\'');
+}
 
 void append_marker(std::string& out, const notice_numbers& n) {
   out += "[... middle omitted: ";
@@ -127,13 +190,7 @@ void append_footer(std::string& out, const notice_numbers& n, const artifact_ref
   append_shown(out, n);
   out += ".\n";
   if (artifact.saved) {
-    out += "Full text: ";
-    out += artifact.path;
-    out += " \xE2\x80\x94 read it with offset=";  // U+2014 EM DASH
-    append_number(out, n.read_offset);
-    out += " limit=";
-    append_number(out, n.read_limit);
-    out += " for the omitted lines.]";
+    append_calls(out, n, artifact.path);
   } else {
     out += "Full text NOT saved (";
     append_reason(out, artifact.error);
@@ -143,7 +200,27 @@ void append_footer(std::string& out, const notice_numbers& n, const artifact_ref
   }
 }
 
-notice_size notice_bound(text_shape total, const artifact_ref& artifact) {
+std::size_t read_steps_bound(text_shape total) noexcept {
+  // Greedy pages of a run of short lines come in pairs that hold more than a page's bytes or
+  // lines between them: at most 2 (B / 51,201 + N / 2,001) + 1 pages per run. A line of n >
+  // 50 KiB bytes takes at most 2 (n / 51,197) ranges (each but its last holds 51,197 bytes or
+  // more), and splits the runs: at most B / 51,201 long lines, so one run more than that.
+  constexpr std::size_t min_range = read_max_bytes - 3;
+  return 3 * (total.bytes / min_range) + 2 * (total.lines / (read_max_lines + 1)) + 1;
+}
+
+footer_room footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact) {
+  if (!artifact.saved) return {};
+  const std::size_t plan_only = notice_bound(total, artifact, footer_room{}).bytes;
+  const std::size_t most = std::max(plan_only, limits.max_bytes / 8);
+  // Lines over 50 KiB for certain (the average line is): reserve room for byte ranges.
+  const bool long_lines = total.bytes / total.lines > read_max_bytes;
+  footer_room room{std::min(read_steps_bound(total), max_listed_reads), long_lines, true};
+  while (room.listed_reads > 0 && notice_bound(total, artifact, room).bytes > most) --room.listed_reads;
+  return room;
+}
+
+notice_size notice_bound(text_shape total, const artifact_ref& artifact, const footer_room& room) {
   // first != last everywhere, so every span prints as the longer "lines a-b" form; widest(n)
   // - 1 has as many digits as widest(n) because widest(n) >= 9.
   const std::size_t line = widest(total.lines);
@@ -155,15 +232,31 @@ notice_size notice_bound(text_shape total, const artifact_ref& artifact) {
   worst.tail_part_line = line;
   worst.tail = span;
   worst.omitted = span;
-  worst.read_offset = line;
-  worst.read_limit = line;
   worst.omitted_bytes = widest(total.bytes);
 
-  std::string text;
-  append_marker(text, worst);
-  text.push_back('\n');
-  append_footer(text, worst, artifact);
-  return {text.size(), static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1};
+  // The marker and the footer's first line are the same whatever calls follow.
+  const auto measure_with = [&](const notice_numbers& numbers) {
+    std::string text;
+    append_marker(text, numbers);
+    text.push_back('\n');
+    append_footer(text, numbers, artifact);
+    return notice_size{text.size(),
+                       static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1};
+  };
+  notice_size bound = measure_with(worst);  // the plan command, or the unsaved footer
+  if (!room.plan_command) bound = {};
+  if (room.listed_reads > 0) {
+    // A read's offset is a line number and its limit at most a page; a range's ends are byte
+    // offsets. Only the printed widths matter here.
+    const std::size_t byte = widest(total.bytes);
+    const std::size_t limit = widest(std::min(total.lines, read_max_lines));
+    const read_step widest_read = room.byte_ranges ? read_step{line, line, true, byte, byte}
+                                                   : read_step{line, line + limit - 1, false, 0, 0};
+    worst.reads.assign(room.listed_reads, widest_read);
+    const notice_size listed = measure_with(worst);
+    bound = {std::max(bound.bytes, listed.bytes), std::max(bound.lines, listed.lines)};
+  }
+  return bound;
 }
 
 }  // namespace handoff

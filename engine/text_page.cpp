@@ -1,12 +1,14 @@
-// read_page() mirrors Pi's read tool (dist/core/tools/read.js and truncate.js, 0.99):
+// read_page() mirrors Pi 1.6.0's read tool (dist/core/tools/read.js and truncate.js):
 //
 //   lines = text.split("\n"); start = offset - 1; selected = lines[start, start + limit)
 //   truncateHead(selected.join("\n")): unchanged when it has <= 2000 lines and <= 51200 bytes
 //   (a trailing "\n" is not counted as a line), else the longest run of whole lines from the
-//   start within both caps; if the first line alone is over 51200 bytes, nothing.
+//   start within both caps; if the first line alone is over 51200 bytes, nothing (a refusal).
 //
-// The greedy walk below gives the same lines in one pass: a selection's final empty line (the
-// selection then ends in '\n') is exempt from the line cap, exactly as Pi's count drops it.
+// Pi 1.6.0 streams the file and keeps only the selected lines up to one past the caps, then
+// calls truncateHead on those: the same result as on the whole selection. The greedy walk below
+// gives the same lines in one pass: a selection's final empty line (the selection then ends in
+// '\n') is exempt from the line cap, exactly as Pi's count drops it.
 #include "engine/text_page.hpp"
 
 #include <algorithm>
@@ -76,6 +78,75 @@ text_page read_page(std::string_view text, const page_request& request) {
   page.last_line = request.offset + kept - 1;
   if (page.last_line < page.total_lines) page.next_offset = page.last_line + 1;
   return page;
+}
+
+}  // namespace handoff
+
+namespace handoff {
+
+read_plan::read_plan(std::string_view text, std::size_t first_line, std::size_t last_line)
+    : read_plan(text, first_line, 0, last_line) {
+  const std::size_t total = measure(text).lines;
+  if (first_line == 0 || first_line > last_line || last_line > total) {
+    throw std::out_of_range("lines " + std::to_string(first_line) + "-" + std::to_string(last_line) +
+                            " are not within the text's " + std::to_string(total) + " lines");
+  }
+  pos_ = line_start(text, first_line);
+}
+
+read_plan::read_plan(std::string_view text, std::size_t first_line, std::size_t first_byte,
+                     std::size_t last_line) noexcept
+    : text_(text), line_(first_line), pos_(first_byte), last_line_(last_line) {}
+
+std::optional<read_step> read_plan::next() noexcept {
+  if (!in_long_line_) {
+    if (line_ > last_line_) return std::nullopt;
+    const std::size_t end = end_within(pos_, read_max_bytes);
+    if (end == std::string_view::npos) {
+      in_long_line_ = true;  // Pi refuses this line: read it in byte ranges below
+    } else {
+      // Whole lines while the page stays within both caps: each next line costs its bytes
+      // and the '\n' joining it to the page.
+      read_step step{line_, line_, false, pos_, end};
+      std::size_t bytes = end - pos_;
+      for (std::size_t lines = 1; step.last_line < last_line_ && lines < read_max_lines; ++lines) {
+        if (bytes + 1 > read_max_bytes) break;
+        const std::size_t stop = end_within(step.end_byte + 1, read_max_bytes - bytes - 1);
+        if (stop == std::string_view::npos) break;
+        bytes += 1 + (stop - (step.end_byte + 1));
+        ++step.last_line;
+        step.end_byte = stop;
+      }
+      line_ = step.last_line + 1;
+      pos_ = step.end_byte + 1;
+      return step;
+    }
+  }
+  // A range of the long line: the rest of it when that is at most 50 KiB, else 50 KiB ending on
+  // a character boundary (a run of continuation bytes longer than a sequence, not UTF-8, is cut
+  // anyway).
+  read_step step{line_, line_, true, pos_, end_within(pos_, read_max_bytes)};
+  if (step.end_byte == std::string_view::npos) {
+    step.end_byte = utf8_floor(text_, pos_ + read_max_bytes);
+    if (step.end_byte <= pos_) step.end_byte = pos_ + read_max_bytes;
+    pos_ = step.end_byte;
+  } else {
+    in_long_line_ = false;
+    ++line_;
+    pos_ = step.end_byte + 1;
+  }
+  return step;
+}
+
+std::size_t read_plan::end_within(std::size_t start, std::size_t max_bytes) const noexcept {
+  const std::size_t left = text_.size() - std::min(start, text_.size());
+  const std::size_t window = std::min(left, max_bytes + 1);
+  if (window > 0) {
+    if (const void* newline = std::memchr(text_.data() + start, '\n', window)) {
+      return static_cast<std::size_t>(static_cast<const char*>(newline) - text_.data());
+    }
+  }
+  return left <= max_bytes ? text_.size() : std::string_view::npos;
 }
 
 }  // namespace handoff

@@ -1,7 +1,15 @@
-// A page of a text by lines, the way Pi's `read` tool pages a file (used by artifact/read).
+// Pages of a text by lines, the way Pi 1.6.0's `read` tool pages a file.
 //
-// Lines are text.split("\n"), 1-based. The page starts at `offset` and holds at most `limit`
-// lines, then is cut head-first like Pi's truncateHead at 2000 lines / 50 KiB (whole lines only).
+// Lines are text.split("\n"), 1-based. read_page() is one `read` call (used by artifact/read and
+// `handoff read`): the page starts at `offset` and holds at most `limit` lines, then is cut
+// head-first like Pi's truncateHead at 2000 lines / 50 KiB (whole lines only).
+//
+// read_plan is the other direction (used by the projection's footer and `handoff read --plan`):
+// the calls that read a run of lines back with nothing cut and nothing refused. Pi's read of
+// lines a..b is uncut exactly when the lines joined with "\n" are at most 50 KiB (UTF-8 bytes,
+// as Node's Buffer.byteLength counts them) and at most 2000 lines; a line over 50 KiB is always
+// refused, so it is read instead as byte ranges of at most 50 KiB through Pi's `bash` tool, whose
+// output is shown uncut up to the same 50 KiB and 2000 lines (such a range holds no newline).
 #pragma once
 
 #include <cstddef>
@@ -36,5 +44,45 @@ struct text_page {
 // Throws std::out_of_range with Pi's message "Offset X is beyond end of file (T lines total)"
 // when offset is 0 or past the last line.
 text_page read_page(std::string_view text, const page_request& request);
+
+// One call of a read_plan: Pi `read` with offset=first_line limit=last_line-first_line+1, or,
+// when `bytes`, the byte range [first_byte, end_byte) of line first_line (== last_line), a line
+// over 50 KiB, printed by `handoff read --bytes first_byte-end_byte FILE`.
+struct read_step {
+  std::size_t first_line = 0;  // 1-based
+  std::size_t last_line = 0;   // 1-based, >= first_line
+  bool bytes = false;          // a byte range of one line too long for Pi's read
+  std::size_t first_byte = 0;  // the step's bytes in the text, [first_byte, end_byte), the '\n'
+  std::size_t end_byte = 0;    // after a run of lines excluded; a byte range is 1..50 KiB long
+                               // and starts and ends at character boundaries
+};
+
+// The calls that read lines first_line..last_line of a text back, in order, each returning
+// exactly its lines (or bytes) uncut in Pi 1.6.0. Greedy: each `read` takes as many whole lines
+// as one page holds (at most 2000 lines and 50 KiB joined), so no plan of whole pages is shorter.
+// A line over 50 KiB becomes consecutive byte ranges of at most 50 KiB, cut at character
+// boundaries, that together are that line. Each call looks at one page of bytes at most (memchr).
+class read_plan {
+ public:
+  // Throws std::out_of_range when the lines are not 1 <= first_line <= last_line <= the text's.
+  read_plan(std::string_view text, std::size_t first_line, std::size_t last_line);
+  // Same, starting at `first_byte`, where the caller knows line first_line starts; unchecked.
+  read_plan(std::string_view text, std::size_t first_line, std::size_t first_byte,
+            std::size_t last_line) noexcept;
+
+  // The next call, or none when the lines are all read.
+  std::optional<read_step> next() noexcept;
+
+ private:
+  // End of the line starting at `start` (its '\n' or the text's end) when the line is at most
+  // max_bytes long, else npos; looks at max_bytes + 1 bytes at most.
+  std::size_t end_within(std::size_t start, std::size_t max_bytes) const noexcept;
+
+  std::string_view text_;
+  std::size_t line_;             // the next line to read
+  std::size_t pos_;              // where it starts, or where the long line's next range starts
+  std::size_t last_line_;
+  bool in_long_line_ = false;    // line_ is over 50 KiB and being read in byte ranges
+};
 
 }  // namespace handoff

@@ -68,8 +68,10 @@ std::string expand(std::string_view in) {
 
 // project() may refuse a cut only when the limits cannot hold the notices plus some text
 // (projection.cpp: 32 bytes and 2 lines of body beside notice_bound()).
-bool may_refuse(const handoff::text_shape& total, const projection_limits& limits, const artifact_ref& artifact) {
-  const handoff::notice_size notices = handoff::notice_bound(total, artifact);
+bool may_refuse(std::string_view text, const projection_limits& limits, const artifact_ref& artifact) {
+  const handoff::text_shape total = handoff::measure(text);
+  const handoff::notice_size notices =
+      handoff::notice_bound(total, artifact, handoff::footer_room_for(total, limits, artifact));
   return limits.max_bytes < notices.bytes + 32 || limits.max_lines < notices.lines + 2;
 }
 
@@ -115,7 +117,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     p = handoff::project(text, limits, artifact);
   } catch (const std::invalid_argument& e) {
-    if (handoff::fits(text, limits) || !may_refuse(handoff::measure(text), limits, artifact)) {
+    if (handoff::fits(text, limits) || !may_refuse(text, limits, artifact)) {
       std::fprintf(stderr, "fuzz_projection: refused: %s\n", e.what());
       require(!handoff::fits(text, limits), "a text within the limits was refused");
       require(false, "a cut refused though the limits hold the notices");

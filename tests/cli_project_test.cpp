@@ -148,7 +148,7 @@ TEST_CASE("the limits and head share options reach the projection") {
   REQUIRE(r.status == 0);
   CHECK(r.out.size() <= 4096);
   CHECK(handoff::test::split_lines(r.out).size() <= 40);
-  const handoff::test::projection_parts parts = handoff::test::split_projection(r.out);
+  const handoff::test::projection_parts parts = handoff::test::split_projection(r.out, false);
   CHECK(parts.head.size() < parts.tail.size());  // 40% head
 }
 
@@ -170,13 +170,13 @@ TEST_CASE("--json carries the projection and its metadata") {
   CHECK(j["artifact"]["path"] == (store / (sha + ".txt")).string());
   CHECK(j["artifact"]["reason"].is_null());
   const std::string projected = j["text"];
-  const auto call =
-      handoff::test::parse_read_call(handoff::test::split_projection(projected).footer);
-  REQUIRE(call.has_value());
-  CHECK(j["omitted"]["offset"] == call->offset);
-  CHECK(j["omitted"]["limit"] == call->limit);
-  CHECK(j["headLines"] == call->offset - 1);
-  CHECK(j["tailLines"] == 1002 - (call->offset + call->limit - 1));
+  const auto reads =
+      handoff::test::parse_footer(handoff::test::split_projection(projected, false).footer);
+  REQUIRE(reads.has_value());
+  CHECK(j["omitted"]["offset"] == reads->first);
+  CHECK(j["omitted"]["limit"] == reads->last - reads->first + 1);
+  CHECK(j["headLines"] == reads->first - 1);
+  CHECK(j["tailLines"] == 1002 - reads->last);
 
   write_file(tmp / "short.txt", "fits");
   const nlohmann::json small =

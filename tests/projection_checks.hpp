@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "engine/projection.hpp"
+#include "engine/projection_notice.hpp"
 #include "engine/text_page.hpp"
+#include "pi_read_reference.hpp"
 #include "utf8.hpp"
 
 namespace handoff::test {
@@ -48,30 +50,162 @@ inline bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// The read call a parent would make, taken from the footer's words alone.
-struct read_call {
-  std::size_t offset = 0;
+// A call the footer names, parsed from its words alone.
+struct footer_call {
+  bool bytes = false;           // bash `handoff read --bytes first_byte-end_byte 'path'`
+  std::size_t offset = 0;       // read offset=offset limit=limit
   std::size_t limit = 0;
+  std::size_t first_byte = 0;
+  std::size_t end_byte = 0;
+  std::string path;             // bytes: the file the command reads
 };
 
-inline std::optional<read_call> parse_read_call(std::string_view footer) {
-  static const std::regex saved(R"(read it with offset=(\d+) limit=(\d+) for the omitted lines)");
+// What the footer says about the omitted lines: their range, and either the calls that read
+// them back, or the plan command that prints those calls, or that they cannot be read back.
+struct footer_reads {
+  std::size_t first = 0;  // omitted lines first..last, 1-based
+  std::size_t last = 0;
+  bool saved = false;
+  std::vector<footer_call> calls;  // listed calls (saved, no plan)
+  bool plan = false;               // saved: bash `handoff read --plan first-last 'plan_path'`
+  std::string plan_path;
+};
+
+// A shell word in single quotes, as append_shell_word() writes it, back to the string.
+inline std::string unquote_shell_word(const std::string& quoted) {
+  std::string out;
+  for (std::size_t i = 0; i < quoted.size(); ++i) {
+    if (quoted.compare(i, 4, "'\\''") == 0) {
+      out.push_back('\'');
+      i += 3;
+    } else {
+      out.push_back(quoted[i]);
+    }
+  }
+  return out;
+}
+
+// The calls in "read offset=N limit=M; bash `handoff read --bytes A-B 'PATH'`; ..." (also the
+// lines `handoff read --plan` prints, one call each).
+inline std::vector<footer_call> parse_calls(const std::string& list) {
+  static const std::regex call(
+      R"(read offset=(\d+) limit=(\d+)|bash `handoff read --bytes (\d+)-(\d+) '((?:[^']|'\\'')*)'`)");
+  std::vector<footer_call> calls;
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), call); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    footer_call c;
+    if (m[1].matched) {
+      c.offset = std::stoul(m[1].str());
+      c.limit = std::stoul(m[2].str());
+    } else {
+      c.bytes = true;
+      c.first_byte = std::stoul(m[3].str());
+      c.end_byte = std::stoul(m[4].str());
+      c.path = unquote_shell_word(m[5].str());
+    }
+    calls.push_back(std::move(c));
+  }
+  return calls;
+}
+
+inline std::optional<footer_reads> parse_footer(std::string_view footer) {
+  static const std::regex listed(R"(omitted lines? (\d+)(?:-(\d+))? in (\d+) calls?, each shown whole: (.*)\.\]$)");
+  static const std::regex planned(
+      R"(Full text saved; bash `handoff read --plan (\d+)-(\d+) '((?:[^']|'\\'')*)'` lists the calls that read the omitted lines? (\d+)(?:-(\d+))? back, each shown whole\.\]$)");
   static const std::regex unsaved(R"(the omitted lines? (\d+)(?:-(\d+))? cannot be read back)");
   const std::string text(footer);
   std::smatch m;
-  if (std::regex_search(text, m, saved)) {
-    return read_call{std::stoul(m[1].str()), std::stoul(m[2].str())};
+  footer_reads r;
+  const auto range = [&] {
+    r.first = std::stoul(m[1].str());
+    r.last = m[2].matched ? std::stoul(m[2].str()) : r.first;
+  };
+  if (std::regex_search(text, m, listed)) {
+    range();
+    r.saved = true;
+    r.calls = parse_calls(m[4].str());
+    CHECK(r.calls.size() == std::stoul(m[3].str()));
+    return r;
+  }
+  if (std::regex_search(text, m, planned)) {
+    r.first = std::stoul(m[4].str());
+    r.last = m[5].matched ? std::stoul(m[5].str()) : r.first;
+    r.saved = true;
+    r.plan = true;
+    CHECK(std::stoul(m[1].str()) == r.first);
+    CHECK(std::stoul(m[2].str()) == r.last);
+    r.plan_path = unquote_shell_word(m[3].str());
+    return r;
   }
   if (std::regex_search(text, m, unsaved)) {
-    const std::size_t first = std::stoul(m[1].str());
-    const std::size_t last = m[2].matched ? std::stoul(m[2].str()) : first;
-    return read_call{first, last - first + 1};
+    range();
+    return r;
   }
   return std::nullopt;
 }
 
+// What `handoff read --plan first-last PATH` prints for `text`: the same read_plan, one call a
+// line, as the CLI formats it (the Node test runs the CLI itself).
+inline std::string plan_listing(std::string_view text, std::size_t first, std::size_t last, std::string_view path) {
+  std::string out;
+  read_plan plan(text, first, last);
+  while (const std::optional<read_step> step = plan.next()) {
+    append_read_call(out, *step, path);
+    out.push_back('\n');
+  }
+  return out;
+}
+
+// Follows `calls` as a parent would, in Pi 1.6.0's tools as pi_read_reference.hpp transcribes
+// them, on the artifact `text` at `path`, and returns what they gave, joined the way the lines
+// are: each call must return exactly its lines or bytes, with no cut, no refusal and no error.
+inline std::string follow_calls(std::string_view text, std::string_view path, const std::vector<footer_call>& calls) {
+  const std::vector<std::string_view> lines = split(text);
+  const bool utf8 = valid_utf8(text);
+  std::string out;
+  const footer_call* previous = nullptr;
+  for (const footer_call& c : calls) {
+    // A byte range continues the line the previous one ended in; anything else starts a line.
+    const bool continues = previous != nullptr && previous->bytes && c.bytes && c.first_byte == previous->end_byte;
+    if (previous != nullptr && !continues) out.push_back('\n');
+    if (!c.bytes) {
+      CAPTURE(c.offset);
+      CAPTURE(c.limit);
+      REQUIRE(c.limit >= 1);
+      const pi_tool_output r = pi_read_tool(lines, c.offset, c.limit, path);
+      REQUIRE(r.error.empty());
+      CHECK_FALSE(r.refused);
+      CHECK_FALSE(r.cut);
+      REQUIRE(c.offset + c.limit - 1 <= lines.size());
+      const std::string_view after = std::string_view(r.text).substr(r.content.size());
+      CHECK((after.empty() || after.find(" more lines in file. Use offset=") != std::string_view::npos));
+      out += r.content;
+    } else {
+      CAPTURE(c.first_byte);
+      CAPTURE(c.end_byte);
+      CHECK(c.path == path);
+      REQUIRE(c.first_byte < c.end_byte);
+      REQUIRE(c.end_byte <= text.size());
+      // `handoff read --bytes A-B` moves each end back to a character boundary: the footer's
+      // ends are on boundaries already. (In bytes that are not UTF-8 a "boundary" means little,
+      // and Pi would show U+FFFD anyway: exactness is promised for UTF-8 text only.)
+      if (utf8) {
+        CHECK(utf8_floor(text, c.first_byte) == c.first_byte);
+        CHECK(utf8_floor(text, c.end_byte) == c.end_byte);
+      }
+      const std::string_view shown = text.substr(c.first_byte, c.end_byte - c.first_byte);
+      CHECK(pi_bash_shows_whole(shown));
+      CHECK(shown.find('\n') == std::string_view::npos);
+      out += shown;
+    }
+    previous = &c;
+  }
+  return out;
+}
+
 // The projection's text taken apart: lines before the marker, the marker, the lines between
-// the marker and the two-line footer, and the footer.
+// the marker and the two-line footer, and the footer. When the full text ends in '\n', its
+// empty last line is shown by that '\n' (the footer starts on it), and `tail` ends with it.
 struct projection_parts {
   std::vector<std::string_view> head;
   std::string_view marker;
@@ -79,7 +213,7 @@ struct projection_parts {
   std::string footer;
 };
 
-inline projection_parts split_projection(std::string_view out) {
+inline projection_parts split_projection(std::string_view out, bool final_newline) {
   const std::vector<std::string_view> lines = split_lines(out);
   projection_parts parts;
   REQUIRE(lines.size() >= 3);
@@ -94,15 +228,24 @@ inline projection_parts split_projection(std::string_view out) {
   parts.head.assign(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(marker));
   parts.marker = lines[marker];
   parts.tail.assign(lines.begin() + static_cast<std::ptrdiff_t>(marker) + 1, lines.end() - 2);
+  if (final_newline) parts.tail.emplace_back();
   REQUIRE(lines[lines.size() - 2].substr(0, footer_prefix.size()) == footer_prefix);
   parts.footer = std::string(lines[lines.size() - 2]) + "\n" + std::string(lines.back());
   return parts;
 }
 
-// Every promise of a cut projection `p` of `text`. The read call is parsed from the footer
-// text, the head and tail from the projection text; the struct must agree with both.
-inline read_call check_cut(std::string_view text, const projection_limits& limits,
-                           const artifact_ref& artifact, const projection& p) {
+// The omitted lines a footer names: first..last, 1-based.
+struct omitted_range {
+  std::size_t first = 0;
+  std::size_t last = 0;
+};
+
+// Every promise of a cut projection `p` of `text`. The omitted range and the calls that read
+// it back are parsed from the footer text, the head and tail from the projection text; the
+// struct must agree with both, and following the calls in Pi's tools (pi_read_reference.hpp)
+// must give back the omitted lines byte for byte, each call uncut and not refused.
+inline omitted_range check_cut(std::string_view text, const projection_limits& limits,
+                               const artifact_ref& artifact, const projection& p) {
   REQUIRE(p.truncated);
   const std::string& out = p.text;
   CHECK(out.size() <= limits.max_bytes);
@@ -112,19 +255,21 @@ inline read_call check_cut(std::string_view text, const projection_limits& limit
     CHECK(out.find(replacement_char) == std::string::npos);
   }
 
-  const projection_parts parts = split_projection(out);
-  const std::optional<read_call> call = parse_read_call(parts.footer);
-  REQUIRE(call.has_value());
+  const bool final_newline = !text.empty() && text.back() == '\n';
+  const projection_parts parts = split_projection(out, final_newline);
+  const std::optional<footer_reads> reads = parse_footer(parts.footer);
+  REQUIRE(reads.has_value());
+  CHECK(reads->saved == artifact.saved);
   const std::vector<std::string_view> lines = split_lines(text);
   const std::size_t total = lines.size();
-  REQUIRE(call->offset >= 1);
-  REQUIRE(call->limit >= 1);
-  REQUIRE(call->offset + call->limit - 1 <= total);
+  REQUIRE(reads->first >= 1);
+  REQUIRE(reads->first <= reads->last);
+  REQUIRE(reads->last <= total);
 
   // Lines before the omitted range are the head's whole lines; a partly shown line counts as
   // omitted, so it can only be the one right after them (and likewise for the tail).
-  const std::size_t head_whole = call->offset - 1;
-  const std::size_t last_omitted = call->offset + call->limit - 1;
+  const std::size_t head_whole = reads->first - 1;
+  const std::size_t last_omitted = reads->last;
   const std::size_t tail_whole = total - last_omitted;
   REQUIRE(parts.head.size() >= head_whole);
   REQUIRE(parts.head.size() <= head_whole + 1);
@@ -132,6 +277,9 @@ inline read_call check_cut(std::string_view text, const projection_limits& limit
   REQUIRE(parts.tail.size() <= tail_whole + 1);
   const bool head_partial = parts.head.size() > head_whole;
   const bool tail_partial = parts.tail.size() > tail_whole;
+  // The tail always keeps the last line with content when the text ends in '\n' (and the
+  // omitted range leaves one).
+  if (final_newline && last_omitted + 1 < total) CHECK(tail_whole >= 2);
 
   for (std::size_t i = 0; i < head_whole; ++i) REQUIRE(parts.head[i] == lines[i]);
   for (std::size_t i = 0; i < tail_whole; ++i) {
@@ -155,10 +303,28 @@ inline read_call check_cut(std::string_view text, const projection_limits& limit
     CHECK(parts.footer.find("end of line " + std::to_string(last_omitted)) != std::string::npos);
   }
 
-  // Head, the lines Pi's read returns for the footer's call, and tail rebuild the text.
+  // The omitted lines, read back by following the footer's calls (or the calls its plan
+  // command lists) in Pi's tools.
+  const std::vector<std::string_view> omitted(lines.begin() + static_cast<std::ptrdiff_t>(head_whole),
+                                              lines.begin() + static_cast<std::ptrdiff_t>(last_omitted));
+  if (reads->saved) {
+    CHECK(reads->plan == reads->calls.empty());
+    if (reads->plan) {
+      CHECK(reads->plan_path == artifact.path);
+      const std::vector<footer_call> listed =
+          parse_calls(plan_listing(text, reads->first, reads->last, artifact.path));
+      CHECK(!listed.empty());
+      CHECK(follow_calls(text, artifact.path, listed) == join_lines(omitted));
+    } else {
+      CHECK(reads->calls.size() <= max_listed_reads);
+      CHECK(follow_calls(text, artifact.path, reads->calls) == join_lines(omitted));
+    }
+  }
+
+  // Head, the omitted lines and tail rebuild the text.
   std::vector<std::string_view> rebuilt(
       parts.head.begin(), parts.head.begin() + static_cast<std::ptrdiff_t>(head_whole));
-  for (std::size_t i = 0; i < call->limit; ++i) rebuilt.push_back(lines[call->offset - 1 + i]);
+  rebuilt.insert(rebuilt.end(), omitted.begin(), omitted.end());
   rebuilt.insert(rebuilt.end(), parts.tail.end() - static_cast<std::ptrdiff_t>(tail_whole),
                  parts.tail.end());
   CHECK(join_lines(rebuilt) == text);
@@ -176,24 +342,24 @@ inline read_call check_cut(std::string_view text, const projection_limits& limit
   CHECK(p.tail_lines == tail_whole);
   CHECK(p.head_partial == head_partial);
   CHECK(p.tail_partial == tail_partial);
-  CHECK(p.omitted_first == call->offset);
-  CHECK(p.omitted_count == call->limit);
+  CHECK(p.omitted_first == reads->first);
+  CHECK(p.omitted_count == reads->last - reads->first + 1);
   CHECK(p.head_bytes == (parts.head.empty() ? 0 : head_text.size() + (head_partial ? 0 : 1)));
   CHECK(p.tail_bytes == tail_text.size());
   CHECK(text.substr(0, p.head_bytes) == out.substr(0, p.head_bytes));
 
   // What the footer may say about the artifact.
   if (artifact.saved) {
-    CHECK(parts.footer.find("Full text: " + artifact.path + " ") != std::string::npos);
+    CHECK(out.find(artifact.path) != std::string::npos);
   } else {
     CHECK(parts.footer.find("NOT saved") != std::string::npos);
     if (!artifact.path.empty()) CHECK(out.find(artifact.path) == std::string::npos);
   }
-  const std::string range = call->limit == 1 ? "line " + std::to_string(call->offset)
-                                             : "lines " + std::to_string(call->offset) + "-" +
-                                                   std::to_string(last_omitted);
+  const std::string range = reads->first == reads->last ? "line " + std::to_string(reads->first)
+                                                        : "lines " + std::to_string(reads->first) + "-" +
+                                                              std::to_string(last_omitted);
   CHECK(parts.marker.find(range + " of " + std::to_string(total) + ",") != std::string_view::npos);
-  return *call;
+  return {reads->first, reads->last};
 }
 
 }  // namespace handoff::test

@@ -13,7 +13,8 @@
 // --json prints one JSON document instead (and a final newline):
 //   {text, truncated, totalBytes, totalLines, headLines, tailLines,
 //    omitted: {offset, limit} | null, artifact: {saved, path, sha256, reason} | null}
-// where `omitted` is the footer's read call and `artifact` is null when nothing was cut.
+// where `omitted` is the omitted lines (first line, count; the footer names the calls that
+// read them back) and `artifact` is null when nothing was cut.
 // Input that is not valid UTF-8 is printed there with U+FFFD in place of the bad bytes.
 //
 // Exit status: 0 printed; 1 the input could not be read or the output written; 2 bad
