@@ -1,4 +1,4 @@
-// The ledger on its own (daemon/ledger.hpp): every transition of a child, every one the ledger
+// The ledger on its own (daemon/ledger/ledger.hpp): every transition of a child, every one the ledger
 // refuses or ignores, reservations and their hand-back, waits, and forgetting on a manual clock.
 #include <doctest/doctest.h>
 
