@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
@@ -19,10 +18,6 @@ namespace handoff::daemon {
 using nlohmann::json;
 using rpc::errc;
 using rpc::rpc_error;
-
-namespace {
-constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
-}  // namespace
 
 template <class Params, class Handler>
 void service::bind(std::string method, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
