@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_path.hpp"
 #include "ledger/preview.hpp"
 #include "protocol/default_paths.hpp"
 
@@ -30,6 +31,9 @@ void add_options(CLI::App& app, config& cfg) {
   app.add_option("--artifact-dir", cfg.artifact_dir,
                  "Artifact store [${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results]");
   app.add_option("--queue-dir", cfg.queue_dir, "Durable queue [${XDG_STATE_HOME:-~/.local/state}/handoff/queue]");
+  app.add_option("--cli-path", cfg.cli_path,
+                 "Absolute path of the handoff CLI the footers tell the parent to run [handoff beside "
+                 "handoffd, else ../client/handoff from there, else `handoff` on the parent's PATH]");
   app.add_option("--max-frame-bytes", cfg.max_frame_bytes, "Max bytes of one JSON-RPC frame")->capture_default_str();
   app.add_option("--max-depth", cfg.max_depth, "Max JSON nesting depth of one message")->capture_default_str();
   app.add_option("--max-connections", cfg.max_connections, "Max concurrent connections")->capture_default_str();
@@ -77,6 +81,10 @@ void resolve_defaults(config& cfg) {
     throw std::runtime_error("neither PI_CODING_AGENT_DIR nor HOME is set; pass --artifact-dir DIR");
   if (cfg.queue_dir.empty() && (cfg.queue_dir = rpc::default_queue_dir()).empty())
     throw std::runtime_error("neither XDG_STATE_HOME nor HOME is set; pass --queue-dir DIR");
+  if (cfg.cli_path.empty())
+    cfg.cli_path = default_cli_path();
+  else
+    check_cli_path(cfg.cli_path);
   cfg.socket_path = std::filesystem::absolute(cfg.socket_path);
   cfg.artifact_dir = std::filesystem::absolute(cfg.artifact_dir);
   cfg.queue_dir = std::filesystem::absolute(cfg.queue_dir);

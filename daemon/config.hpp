@@ -21,6 +21,7 @@ struct config {
   std::filesystem::path socket_path;    // default $XDG_RUNTIME_DIR/handoff/handoffd.sock
   std::filesystem::path artifact_dir;   // default ${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results
   std::filesystem::path queue_dir;      // default ${XDG_STATE_HOME:-~/.local/state}/handoff/queue
+  std::string cli_path;                 // the `handoff` the footers name; default cli_path.hpp
 
   std::size_t max_frame_bytes = 20 * 1024 * 1024;  // one JSON-RPC frame, bytes
   std::size_t max_depth = 64;                      // JSON nesting per message
@@ -52,7 +53,8 @@ struct config {
 // Adds every option to `app` (bound to `cfg`) and the --config file option.
 void add_options(CLI::App& app, config& cfg);
 
-// Fills unset paths from the environment; throws std::runtime_error naming what is missing.
+// Fills unset paths from the environment; throws std::runtime_error naming what is missing, or
+// std::invalid_argument for a bad --cli-path.
 void resolve_defaults(config& cfg);
 
 // Checks ranges after parsing; throws std::invalid_argument naming the option.

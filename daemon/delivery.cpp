@@ -187,6 +187,7 @@ batch_options service::options_for(const surface_caps& caps) const {
   options.caps = caps;
   options.head_share = cfg_.head_share;
   options.policy = cfg_.policy;
+  options.reader = cfg_.cli_path;
   return options;
 }
 

@@ -11,11 +11,13 @@
 #include <spdlog/spdlog.h>
 
 #include "activation.hpp"
+#include "cli_path.hpp"
 #include "config.hpp"
 #include "engine/artifact_store.hpp"
 #include "engine/pending_queue.hpp"
 #include "listener.hpp"
 #include "periodic_gc.hpp"
+#include "protocol/default_paths.hpp"
 #include "server.hpp"
 #include "service.hpp"
 #include "service_manager.hpp"
@@ -68,9 +70,12 @@ int serve(handoff::daemon::config& cfg) {
     });
     server.start();
     gc.start();
+    if (cfg.cli_path == daemon::bare_cli_name)
+      spdlog::warn("no handoff CLI beside {} or in ../client; footers will rely on `handoff` being on the "
+                   "parent's PATH (pass --cli-path)", rpc::own_executable().parent_path().string());
     manager.ready("serving on " + cfg.socket_path.string());
-    spdlog::info("handoffd {} listening on {} (artifacts {}, queue {})", daemon::handoff_version,
-                 cfg.socket_path.string(), cfg.artifact_dir.string(), cfg.queue_dir.string());
+    spdlog::info("handoffd {} listening on {} (artifacts {}, queue {}, cli {})", daemon::handoff_version,
+                 cfg.socket_path.string(), cfg.artifact_dir.string(), cfg.queue_dir.string(), cfg.cli_path);
     io.run();
     pool.join();
     spdlog::info("handoffd stopped");

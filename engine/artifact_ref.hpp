@@ -11,6 +11,10 @@ struct artifact_ref {
   std::string path;     // absolute path of the artifact when saved, else empty
   std::string sha256;   // lowercase hex SHA-256 of the full text (set even when not saved)
   std::string error;    // why it was not saved (plain words, errno text), when !saved
+  // The `handoff` CLI the footer's bash commands run, printed as one single-quoted shell word:
+  // an absolute path the daemon (or the CLI itself) resolved, or the bare name (then the
+  // parent's shell must find it on its PATH).
+  std::string reader = "handoff";
 };
 
 }  // namespace handoff

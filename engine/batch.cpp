@@ -148,6 +148,7 @@ batch build_batch(std::span<const batch_input> inputs, const batch_options& opti
       section.proj = project(in.final_text, limits, artifact_ref{});
     } else {
       section.artifact = keep_full_text(in, store);
+      section.artifact->reader = options.reader;
       section.proj = project(in.final_text, limits, *section.artifact);
     }
     if (k != 0) out.text += section_separator;

@@ -54,6 +54,7 @@ struct batch_options {
   std::optional<context_usage> usage;
   double head_share = 0.75;
   dynamic_policy policy{};
+  std::string reader = "handoff";  // the CLI the footers name (artifact_ref::reader)
 };
 
 // The header block before a section's projection: the `Subagent ...` line (id and title with

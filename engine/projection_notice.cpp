@@ -6,10 +6,11 @@
 //   Full text: /abs/dir/<sha256>.txt — omitted lines 301-389 in 1 call, each shown whole: read offset=301 limit=89.]
 //
 // with more calls "...in 3 calls, each shown whole: read offset=319 limit=898; read offset=1217
-// limit=905; bash `handoff read --bytes 51200-102400 '/abs/dir/<sha256>.txt'`.]", or, past
-// max_listed_reads or the room left for them, "Full text saved; bash `handoff read --plan 319-99000
-// '/abs/dir/<sha256>.txt'` lists the calls that read the omitted lines 319-99000 back, each
-// shown whole.]"
+// limit=905; bash `'/usr/bin/handoff' read --bytes 51200-102400 '/abs/dir/<sha256>.txt'`.]", or,
+// past max_listed_reads or the room left for them, "Full text saved; bash `'/usr/bin/handoff' read
+// --plan 319-99000 '/abs/dir/<sha256>.txt'` lists the calls that read the omitted lines 319-99000
+// back, each shown whole.]" The CLI is artifact.reader, quoted like the path; notice_bound()
+// renders it too, so its length is reserved with the rest.
 //
 // Byte counts are grouped by thousands for people; line numbers and byte offsets in calls
 // never are, because the model copies them straight into a tool call.
@@ -111,9 +112,12 @@ void append_reason(std::string& out, std::string_view error) {
   if (clipped) out += "...";
 }
 
-void append_calls(std::string& out, const notice_numbers& n, const std::string& path) {
+void append_calls(std::string& out, const notice_numbers& n, const artifact_ref& artifact) {
+  const std::string& path = artifact.path;
   if (n.reads.empty()) {
-    out += "Full text saved; bash `handoff read --plan ";
+    out += "Full text saved; bash `";
+    append_shell_word(out, artifact.reader);
+    out += " read --plan ";
     append_number(out, n.omitted.first);
     out.push_back('-');
     append_number(out, n.omitted.last);
@@ -134,16 +138,19 @@ void append_calls(std::string& out, const notice_numbers& n, const std::string& 
   out += ", each shown whole: ";
   for (std::size_t i = 0; i < n.reads.size(); ++i) {
     if (i > 0) out += "; ";
-    append_read_call(out, n.reads[i], path);
+    append_read_call(out, n.reads[i], path, artifact.reader);
   }
   out += ".]";
 }
 
 }  // namespace
 
-void append_read_call(std::string& out, const read_step& step, std::string_view path) {
+void append_read_call(std::string& out, const read_step& step, std::string_view path,
+                      std::string_view reader) {
   if (step.bytes) {
-    out += "bash `handoff read --bytes ";
+    out += "bash `";
+    append_shell_word(out, reader);
+    out += " read --bytes ";
     append_number(out, step.first_byte);
     out.push_back('-');
     append_number(out, step.end_byte);
@@ -190,7 +197,7 @@ void append_footer(std::string& out, const notice_numbers& n, const artifact_ref
   append_shown(out, n);
   out += ".\n";
   if (artifact.saved) {
-    append_calls(out, n, artifact.path);
+    append_calls(out, n, artifact);
   } else {
     out += "Full text NOT saved (";
     append_reason(out, artifact.error);

@@ -4,9 +4,10 @@
 //
 // The footer reads the omitted lines back one of two ways:
 //   - listed: every call of their read_plan, when there are at most max_listed_reads: Pi `read`
-//     calls (`read offset=N limit=M`) and, for a line over 50 KiB, `bash handoff read --bytes
+//     calls (`read offset=N limit=M`) and, for a line over 50 KiB, `bash 'CLI' read --bytes
 //     A-B 'PATH'` commands;
-//   - planned: one `bash handoff read --plan F-L 'PATH'` command that prints those calls.
+//   - planned: one `bash 'CLI' read --plan F-L 'PATH'` command that prints those calls.
+// CLI is artifact_ref::reader, the `handoff` executable (an absolute path when resolved).
 //
 // Their size depends on the numbers they print, which depend on the cut, which depends on
 // the room the notices leave. notice_bound() breaks that circle: it renders them with every
@@ -92,8 +93,10 @@ std::size_t read_steps_bound(text_shape total) noexcept;
 footer_room footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact);
 
 // Appends one call as the footer and `handoff read --plan` print it: "read offset=N limit=M", or
-// "bash `handoff read --bytes A-B 'PATH'`" for a byte range of a line over 50 KiB.
-void append_read_call(std::string& out, const read_step& step, std::string_view path);
+// "bash `'READER' read --bytes A-B 'PATH'`" for a byte range of a line over 50 KiB, READER
+// being the `handoff` CLI (artifact_ref::reader).
+void append_read_call(std::string& out, const read_step& step, std::string_view path,
+                      std::string_view reader);
 
 // Appends `path` as one shell word: in single quotes, a ' inside written as '\''.
 void append_shell_word(std::string& out, std::string_view path);

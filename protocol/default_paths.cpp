@@ -35,4 +35,10 @@ std::filesystem::path default_queue_dir() {
   return state.empty() ? state : state / "handoff" / "queue";
 }
 
+std::filesystem::path own_executable() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path{} : self;
+}
+
 }  // namespace handoff::rpc

@@ -16,4 +16,7 @@ std::filesystem::path default_artifact_dir();
 // ${XDG_STATE_HOME:-$HOME/.local/state}/handoff/queue: the durable queue of pending results.
 std::filesystem::path default_queue_dir();
 
+// This process's own executable (/proc/self/exe), absolute; empty when it cannot be read.
+std::filesystem::path own_executable();
+
 }  // namespace handoff::rpc

@@ -127,7 +127,8 @@ TEST_CASE("a long text is projected and saved under its SHA-256, byte for byte, 
   CHECK(r.out.find("\nEND\n[Truncated: ") != std::string::npos);
   CHECK(r.out.find("Full text: " + artifact.string() + " ") != std::string::npos);
   // The CLI prints exactly the engine's projection for this artifact.
-  const handoff::artifact_ref ref{true, artifact.string(), sha, ""};
+  handoff::artifact_ref ref{true, artifact.string(), sha, ""};
+  ref.reader = fs::canonical(HANDOFF_CLI_PATH).string();  // the CLI names itself in bash calls
   const handoff::projection p = handoff::project(text, {16384, 600, 0.75}, ref);
   CHECK(p.text == r.out);
   handoff::test::check_cut(text, {16384, 600, 0.75}, ref, p);
@@ -136,6 +137,15 @@ TEST_CASE("a long text is projected and saved under its SHA-256, byte for byte, 
   const run_result again = handoff_project({input.string(), "--artifact-dir", store.string()});
   CHECK(again.out == r.out);
   CHECK(files_in(store).size() == 1);
+}
+
+TEST_CASE("the footer's bash commands name the CLI's own executable, not `handoff` on the PATH") {
+  temp_dir tmp("handoff-cli");
+  write_file(tmp / "in.txt", "first\n" + std::string(120000, 'x') + "\nlast\n");  // byte ranges
+  const run_result r = handoff_project({(tmp / "in.txt").string(), "--artifact-dir", (tmp / "store").string()});
+  REQUIRE(r.status == 0);
+  // (the --bytes ranges, or the --plan command that lists them when they do not fit)
+  CHECK(r.out.find("bash `'" + fs::canonical(HANDOFF_CLI_PATH).string() + "' read --") != std::string::npos);
 }
 
 TEST_CASE("the limits and head share options reach the projection") {

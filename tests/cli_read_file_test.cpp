@@ -77,7 +77,10 @@ TEST_CASE("--plan lists the calls of read_plan, and pages its own output") {
   const fs::path file = dir / "plan's.txt";
   std::ofstream(file, std::ios::binary) << text;
   const std::string path = fs::absolute(file).string();
-  const std::string expected = handoff::test::plan_listing(text, 10, 30007, path);
+  // The bash calls name the CLI that printed them, by its own resolved path (/proc/self/exe).
+  const std::string self = fs::canonical(HANDOFF_CLI_PATH).string();
+  const std::string expected = handoff::test::plan_listing(text, 10, 30007, path, self);
+  const std::string more_command = "# more: '" + self + "' read --plan 10-30007 --skip ";
 
   std::string listed;
   std::vector<std::string> args = {"--plan", "10-30007", file.string()};
@@ -89,10 +92,10 @@ TEST_CASE("--plan lists the calls of read_plan, and pages its own output") {
     CHECK(handoff::test::pi_bash_shows_whole(r.out));  // Pi's bash shows each output whole
     REQUIRE(r.out.substr(0, 2) == "# ");
     const std::string calls = r.out.substr(r.out.find('\n') + 1);
-    const std::size_t more = calls.find("# more: handoff read --plan 10-30007 --skip ");
+    const std::size_t more = calls.find(more_command);
     listed += calls.substr(0, more);
     if (more == std::string::npos) break;
-    const std::size_t skip_at = more + std::string("# more: handoff read --plan 10-30007 --skip ").size();
+    const std::size_t skip_at = more + more_command.size();
     args = {"--plan", "10-30007", "--skip", calls.substr(skip_at, calls.find(' ', skip_at) - skip_at), file.string()};
   }
   CHECK(outputs > 1);

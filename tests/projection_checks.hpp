@@ -52,12 +52,13 @@ inline bool ends_with(std::string_view s, std::string_view suffix) {
 
 // A call the footer names, parsed from its words alone.
 struct footer_call {
-  bool bytes = false;           // bash `handoff read --bytes first_byte-end_byte 'path'`
+  bool bytes = false;           // bash `'reader' read --bytes first_byte-end_byte 'path'`
   std::size_t offset = 0;       // read offset=offset limit=limit
   std::size_t limit = 0;
   std::size_t first_byte = 0;
   std::size_t end_byte = 0;
   std::string path;             // bytes: the file the command reads
+  std::string reader;           // bytes: the `handoff` CLI it runs (artifact_ref::reader)
 };
 
 // What the footer says about the omitted lines: their range, and either the calls that read
@@ -67,8 +68,9 @@ struct footer_reads {
   std::size_t last = 0;
   bool saved = false;
   std::vector<footer_call> calls;  // listed calls (saved, no plan)
-  bool plan = false;               // saved: bash `handoff read --plan first-last 'plan_path'`
+  bool plan = false;               // saved: bash `'plan_reader' read --plan first-last 'plan_path'`
   std::string plan_path;
+  std::string plan_reader;
 };
 
 // A shell word in single quotes, as append_shell_word() writes it, back to the string.
@@ -85,11 +87,11 @@ inline std::string unquote_shell_word(const std::string& quoted) {
   return out;
 }
 
-// The calls in "read offset=N limit=M; bash `handoff read --bytes A-B 'PATH'`; ..." (also the
+// The calls in "read offset=N limit=M; bash `'CLI' read --bytes A-B 'PATH'`; ..." (also the
 // lines `handoff read --plan` prints, one call each).
 inline std::vector<footer_call> parse_calls(const std::string& list) {
   static const std::regex call(
-      R"(read offset=(\d+) limit=(\d+)|bash `handoff read --bytes (\d+)-(\d+) '((?:[^']|'\\'')*)'`)");
+      R"(read offset=(\d+) limit=(\d+)|bash `'((?:[^']|'\\'')*)' read --bytes (\d+)-(\d+) '((?:[^']|'\\'')*)'`)");
   std::vector<footer_call> calls;
   for (auto it = std::sregex_iterator(list.begin(), list.end(), call); it != std::sregex_iterator(); ++it) {
     const std::smatch& m = *it;
@@ -99,9 +101,10 @@ inline std::vector<footer_call> parse_calls(const std::string& list) {
       c.limit = std::stoul(m[2].str());
     } else {
       c.bytes = true;
-      c.first_byte = std::stoul(m[3].str());
-      c.end_byte = std::stoul(m[4].str());
-      c.path = unquote_shell_word(m[5].str());
+      c.reader = unquote_shell_word(m[3].str());
+      c.first_byte = std::stoul(m[4].str());
+      c.end_byte = std::stoul(m[5].str());
+      c.path = unquote_shell_word(m[6].str());
     }
     calls.push_back(std::move(c));
   }
@@ -111,7 +114,7 @@ inline std::vector<footer_call> parse_calls(const std::string& list) {
 inline std::optional<footer_reads> parse_footer(std::string_view footer) {
   static const std::regex listed(R"(omitted lines? (\d+)(?:-(\d+))? in (\d+) calls?, each shown whole: (.*)\.\]$)");
   static const std::regex planned(
-      R"(Full text saved; bash `handoff read --plan (\d+)-(\d+) '((?:[^']|'\\'')*)'` lists the calls that read the omitted lines? (\d+)(?:-(\d+))? back, each shown whole\.\]$)");
+      R"(Full text saved; bash `'((?:[^']|'\\'')*)' read --plan (\d+)-(\d+) '((?:[^']|'\\'')*)'` lists the calls that read the omitted lines? (\d+)(?:-(\d+))? back, each shown whole\.\]$)");
   static const std::regex unsaved(R"(the omitted lines? (\d+)(?:-(\d+))? cannot be read back)");
   const std::string text(footer);
   std::smatch m;
@@ -128,13 +131,14 @@ inline std::optional<footer_reads> parse_footer(std::string_view footer) {
     return r;
   }
   if (std::regex_search(text, m, planned)) {
-    r.first = std::stoul(m[4].str());
-    r.last = m[5].matched ? std::stoul(m[5].str()) : r.first;
+    r.first = std::stoul(m[5].str());
+    r.last = m[6].matched ? std::stoul(m[6].str()) : r.first;
     r.saved = true;
     r.plan = true;
-    CHECK(std::stoul(m[1].str()) == r.first);
-    CHECK(std::stoul(m[2].str()) == r.last);
-    r.plan_path = unquote_shell_word(m[3].str());
+    r.plan_reader = unquote_shell_word(m[1].str());
+    CHECK(std::stoul(m[2].str()) == r.first);
+    CHECK(std::stoul(m[3].str()) == r.last);
+    r.plan_path = unquote_shell_word(m[4].str());
     return r;
   }
   if (std::regex_search(text, m, unsaved)) {
@@ -146,11 +150,12 @@ inline std::optional<footer_reads> parse_footer(std::string_view footer) {
 
 // What `handoff read --plan first-last PATH` prints for `text`: the same read_plan, one call a
 // line, as the CLI formats it (the Node test runs the CLI itself).
-inline std::string plan_listing(std::string_view text, std::size_t first, std::size_t last, std::string_view path) {
+inline std::string plan_listing(std::string_view text, std::size_t first, std::size_t last, std::string_view path,
+                                std::string_view reader) {
   std::string out;
   read_plan plan(text, first, last);
   while (const std::optional<read_step> step = plan.next()) {
-    append_read_call(out, *step, path);
+    append_read_call(out, *step, path, reader);
     out.push_back('\n');
   }
   return out;
@@ -311,12 +316,16 @@ inline omitted_range check_cut(std::string_view text, const projection_limits& l
     CHECK(reads->plan == reads->calls.empty());
     if (reads->plan) {
       CHECK(reads->plan_path == artifact.path);
+      CHECK(reads->plan_reader == artifact.reader);
       const std::vector<footer_call> listed =
-          parse_calls(plan_listing(text, reads->first, reads->last, artifact.path));
+          parse_calls(plan_listing(text, reads->first, reads->last, artifact.path, artifact.reader));
       CHECK(!listed.empty());
       CHECK(follow_calls(text, artifact.path, listed) == join_lines(omitted));
     } else {
       CHECK(reads->calls.size() <= max_listed_reads);
+      for (const footer_call& c : reads->calls) {
+        if (c.bytes) CHECK(c.reader == artifact.reader);
+      }
       CHECK(follow_calls(text, artifact.path, reads->calls) == join_lines(omitted));
     }
   }

@@ -159,15 +159,15 @@ TEST_CASE("a single enormous line is cut inside at both ends and read back in by
   CHECK(contains(p.text, "shown: start of line 1, end of line 1."));
   // Pi refuses a read of a line over 50 KiB: the footer gives no `read` call for it.
   CHECK_FALSE(contains(p.text, "offset="));
-  CHECK(contains(p.text, "omitted line 1 in 4 calls, each shown whole: bash `handoff read --bytes 0-51200 '" +
-                             saved.path + "'`; bash `handoff read --bytes 51200-102400 '"));
+  CHECK(contains(p.text, "omitted line 1 in 4 calls, each shown whole: bash `'handoff' read --bytes 0-51200 '" +
+                             saved.path + "'`; bash `'handoff' read --bytes 51200-102400 '"));
   CHECK(p.head_bytes > 2 * p.tail_bytes);  // 75/25 holds inside the line too
 
   // Under 4 KiB the four commands do not fit beside the text: the plan command stands for them.
   const projection_limits small{4096, 600, 0.75};
   const projection q = project(text, small, saved);
   check_cut(text, small, saved, q);
-  CHECK(contains(q.text, "Full text saved; bash `handoff read --plan 1-1 '" + saved.path +
+  CHECK(contains(q.text, "Full text saved; bash `'handoff' read --plan 1-1 '" + saved.path +
                              "'` lists the calls that read the omitted line 1 back, each shown whole.]"));
 }
 
@@ -342,7 +342,7 @@ TEST_CASE("past eight calls the footer names the command that lists them") {
   const projection p = project(text, limits, saved);
   const omitted_range omitted = check_cut(text, limits, saved, p);
   const std::string range = std::to_string(omitted.first) + "-" + std::to_string(omitted.last);
-  CHECK(contains(p.text, "Full text saved; bash `handoff read --plan " + range + " '" + saved.path +
+  CHECK(contains(p.text, "Full text saved; bash `'handoff' read --plan " + range + " '" + saved.path +
                              "'` lists the calls that read the omitted lines " + range + " back, each shown whole.]"));
 }
 

@@ -149,7 +149,11 @@ int run_project(const project_options& options) {
 
   // Only a text that is cut has an artifact (docs/design.md §3: a fitting result creates none).
   std::optional<artifact_ref> artifact;
-  if (!fits(*text, options.limits)) artifact = save_full_text(*text, options.artifact_dir);
+  if (!fits(*text, options.limits)) {
+    artifact = save_full_text(*text, options.artifact_dir);
+    // The footer's bash commands name this very executable, so they work off the PATH too.
+    if (const auto self = rpc::own_executable(); !self.empty()) artifact->reader = self.string();
+  }
   projection result;
   try {
     result = project(*text, options.limits, artifact.value_or(artifact_ref{}));

@@ -42,6 +42,7 @@
 #include "engine/projection_notice.hpp"
 #include "engine/sha256.hpp"
 #include "engine/text_page.hpp"
+#include "protocol/default_paths.hpp"
 #include "utf8.hpp"
 
 namespace handoff::cli {
@@ -132,18 +133,23 @@ int run_plan(const read_options& options) {
                     " back, each shown whole by Pi (read: its read tool on that path; bash: its bash tool)";
   if (options.skip > 0) out += ", from call " + std::to_string(options.skip + 1);
   out += ":\n";
+  // The bash calls name this very executable, as the daemon's footers name an absolute CLI.
+  const std::filesystem::path self = rpc::own_executable();
+  const std::string reader = self.empty() ? std::string("handoff") : self.string();
   std::string calls;
   std::size_t listed = 0;
   std::size_t index = 0;
   while (const std::optional<read_step> step = plan->next()) {
     if (index++ < options.skip) continue;
     if (listed == max_plan_calls || calls.size() >= max_plan_bytes) {
-      calls += "# more: handoff read --plan " + options.plan + " --skip " + std::to_string(options.skip + listed) + " ";
+      calls += "# more: ";
+      append_shell_word(calls, reader);
+      calls += " read --plan " + options.plan + " --skip " + std::to_string(options.skip + listed) + " ";
       append_shell_word(calls, path);
       calls.push_back('\n');
       break;
     }
-    append_read_call(calls, *step, path);
+    append_read_call(calls, *step, path, reader);
     calls.push_back('\n');
     ++listed;
   }

@@ -1,15 +1,16 @@
 // The footer of a cut result, followed in Pi 1.6.0's own tools: real projections from a real
 // handoffd (the TS client's completed + wait), every call the footer names run with Pi's read
 // tool (createReadTool) on the real artifact and every command with Pi's bash tool
-// (createBashTool: a real shell running the real `handoff` CLI). Head + what the calls return +
-// tail must be the original bytes, and Pi must print no truncation notice and no refusal.
+// (createBashTool: a real shell running the real `handoff` CLI, which the footer names by the
+// absolute path handoffd resolved, not on the shell's PATH). Head + what the calls return + tail
+// must be the original bytes, and Pi must print no truncation notice and no refusal.
 //
 // Needs Node >= 22.19 (Pi 1.6.0's modules): CTest runs it with scripts/node22.sh's Node, apart
 // from the Node 20 suite (dist/test/*.test.js does not reach this folder).
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { createBashTool, createReadTool } from "@earendil-works/pi-coding-agent";
@@ -30,13 +31,25 @@ function handoffCliPath(): string {
 /** A call the footer (or `handoff read --plan`) names. */
 type Call = { kind: "read"; offset: number; limit: number } | { kind: "bash"; command: string; first: number; end: number };
 
-const callPattern = /read offset=(\d+) limit=(\d+)|bash `(handoff read --bytes (\d+)-(\d+) '(?:[^']|'\\'')*')`/g;
+/** The CLI word the footer's commands start with: single-quoted like the artifact path. */
+const cliWord = String.raw`'((?:[^']|'\\'')*)'`;
+const callPattern = new RegExp(
+  String.raw`read offset=(\d+) limit=(\d+)|bash \`(${cliWord} read --bytes (\d+)-(\d+) '(?:[^']|'\\'')*')\``,
+  "g",
+);
+
+/** Every CLI word in `text`'s bash commands, unquoted. */
+function clisOf(text: string): string[] {
+  return [...text.matchAll(new RegExp(String.raw`bash \`${cliWord} read `, "g"))].map((m) =>
+    (m[1] ?? "").replaceAll(String.raw`'\''`, "'"),
+  );
+}
 
 function parseCalls(list: string): Call[] {
   return [...list.matchAll(callPattern)].map((m): Call =>
     m[1] !== undefined
       ? { kind: "read", offset: Number(m[1]), limit: Number(m[2]) }
-      : { kind: "bash", command: m[3] ?? "", first: Number(m[4]), end: Number(m[5]) },
+      : { kind: "bash", command: m[3] ?? "", first: Number(m[5]), end: Number(m[6]) },
   );
 }
 
@@ -55,11 +68,11 @@ function parseFooter(projection: string): Footer {
     return { first: Number(listed[1]), last: Number(listed[2] ?? listed[1]), calls };
   }
   const planned =
-    /Full text saved; bash `(handoff read --plan (\d+)-(\d+) '(?:[^']|'\\'')*')` lists the calls that read the omitted lines? (\d+)(?:-(\d+))? back, each shown whole\.\]$/.exec(
-      projection,
-    );
+    new RegExp(
+      String.raw`Full text saved; bash \`(${cliWord} read --plan (\d+)-(\d+) '(?:[^']|'\\'')*')\` lists the calls that read the omitted lines? (\d+)(?:-(\d+))? back, each shown whole\.\]$`,
+    ).exec(projection);
   assert.ok(planned, `no read calls in the footer: ${projection.slice(-400)}`);
-  return { first: Number(planned[2]), last: Number(planned[3]), calls: [], plan: planned[1] ?? "" };
+  return { first: Number(planned[3]), last: Number(planned[4]), calls: [], plan: planned[1] ?? "" };
 }
 
 function textOf(result: { content: readonly { type: string; text?: string }[] }): string {
@@ -80,7 +93,6 @@ describe("the footer's calls in Pi 1.6.0's read and bash tools", () => {
   before(async () => {
     home = mkdtempSync(join(tmpdir(), "handoff-footer-pi-"));
     process.env["PI_CODING_AGENT_DIR"] = join(home, "agent");  // Pi's bash puts its bin dir there
-    process.env["PATH"] = `${dirname(handoffCliPath())}:${process.env["PATH"] ?? ""}`;
     daemon = await Daemon.start();
     client = new HandoffClient({ socketPath: daemon.socketPath, clientName: "footer-pi-read-test" });
     await client.connect();
@@ -131,6 +143,9 @@ describe("the footer's calls in Pi 1.6.0's read and bash tools", () => {
     assert.ok(section.artifact?.saved && path !== undefined);
     assert.equal(readFileSync(path, "utf8"), text);
     const footer = parseFooter(section.text);
+    // handoffd names the CLI beside it (../client/handoff in the build tree) by its absolute
+    // path: the commands run although no `handoff` is on the shell's PATH.
+    for (const cli of clisOf(section.text)) assert.equal(cli, realpathSync(handoffCliPath()));
     let calls = footer.calls;
     if (footer.plan !== undefined) {
       const listing = await runBash(footer.plan);
