@@ -5,6 +5,8 @@
 // a wait on a forgotten child is answered `forgotten`.
 #include <algorithm>
 
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
@@ -17,6 +19,8 @@ namespace {
 constexpr auto min_sweep = std::chrono::milliseconds(10);
 constexpr auto max_sweep = std::chrono::milliseconds(60'000);
 }  // namespace
+
+void service::start_forgetting() { asio::co_spawn(io_, forget_loop(), asio::detached); }
 
 asio::awaitable<void> service::forget_loop() {
   constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);

@@ -57,6 +57,7 @@ int serve(handoff::daemon::config& cfg) {
       ~stop_on_exit() { s.shutdown(); }
     } stopped{service};
     for (const auto& problem : service.recover()) spdlog::warn("queue recovery: {}", problem);
+    service.start_forgetting();
     // A socket passed by the service manager is its to unlink; only one we bind is ours.
     std::optional<daemon::listener> own_socket;
     if (activated) cfg.socket_path = activated->path;

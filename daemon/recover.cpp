@@ -1,8 +1,6 @@
 // Start-up: what the durable queue held when the daemon last stopped (or crashed) goes back into
-// the ledger, completed or, when an unacknowledged delivery carries it, delivering; then the
-// forgetting sweep starts.
-#include <asio/co_spawn.hpp>
-#include <asio/detached.hpp>
+// the ledger, completed or, when an unacknowledged delivery carries it, delivering. main() then
+// starts the forgetting sweep (start_forgetting, forgetting.cpp).
 #include <spdlog/spdlog.h>
 
 #include "service.hpp"
@@ -15,7 +13,6 @@ std::vector<std::string> service::recover() {
   spdlog::info("recovered {} queued results and {} unacknowledged deliveries", recovered.results.size(),
                recovered.deliveries.size());
   ledger_.recover(std::move(recovered));
-  asio::co_spawn(io_, forget_loop(), asio::detached);
   return problems;
 }
 

@@ -42,9 +42,12 @@ class service final : public message_sink {
   service(const config& cfg, asio::io_context& io, asio::thread_pool& pool, artifact_store& store,
           pending_queue& queue);
 
-  // Loads what the queue held at start into the ledger and starts forgetting (recover.cpp).
-  // Returns problems found (logged).
+  // Loads what the queue held at start into the ledger (recover.cpp). Returns problems found
+  // (logged).
   std::vector<std::string> recover();
+  // Starts the forgetting sweep on the I/O context (forgetting.cpp); shutdown() stops it. Kept
+  // apart from recover() so a harness that runs the context until it is idle can leave it out.
+  void start_forgetting();
   // Starts refusing new work, ends waits in progress with `shutting_down`, stops forgetting
   // (shutdown.cpp).
   void shutdown();

@@ -300,7 +300,7 @@ void fuzz_daemon(std::string_view bytes) {
     handoff::artifact_store store(d.cfg.artifact_dir);
     handoff::pending_queue queue(d.cfg.queue_dir);
     handoff::daemon::service svc(d.cfg, d.io, d.pool, store, queue);
-    svc.recover();
+    svc.recover();  // no start_forgetting(): its timer would keep settle() from ever ending
 
     socket_type server_end(d.io), client_end(d.io);
     asio::local::connect_pair(server_end, client_end);
