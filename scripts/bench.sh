@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every benchmark of issue 6, in a Release build, printed as markdown tables of medians and
+# Every benchmark of issues 6 and 13, in a Release build, printed as markdown tables of medians and
 # ratios measured side by side in the same run (absolute times are not comparable between runs
 # on a shared machine; the ratios are what the README quotes).
 #
@@ -17,8 +17,9 @@
 #               until its socket answers daemon/status and until status reports every result
 #               held, against the floor: one thread reading every file under the queue
 #               directory, with and without SHA-256 (bench/recovery_bench.cpp, through
-#               scripts/bench_e2e.sh recovery; about 1-3 minutes, mostly the 10,000 fsynced
-#               completions)
+#               scripts/bench_e2e.sh recovery). 2.5 to 4.5 minutes on this project's 2-core
+#               machine at a load average of 8, nearly all of it making the 10,000 fsynced
+#               completions
 #   soak        one daemon, many parent sessions in turn (bench/soak_bench.cpp): RSS, open fds
 #               and known parents sampled as it goes must stay flat. Long: 32 min per
 #               100,000 parents with HANDOFF_BENCH_DATA_DIR on a tmpfs, about 11 h on this
