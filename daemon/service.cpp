@@ -49,6 +49,7 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
       flushes_(io.get_executor()),
       queue_changes_(io.get_executor()),
       forget_timer_(io) {
+  store_listing_.watch(store_.dir());
   // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11). `bind_now`:
   // answered on the I/O thread as the frame is read, and written at once when the outbox is
   // empty (dispatch.cpp); `bind`: a coroutine that may wait for the disk, the pool or events.

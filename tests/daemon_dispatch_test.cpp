@@ -180,3 +180,28 @@ TEST_CASE("a client that stops sending still gets every pipelined reply, then th
   collect(c, expected, 0);
   CHECK(c.closed_within(std::chrono::seconds(5)));
 }
+
+TEST_CASE("the daemon answers small requests while 128 others are in flight, and refuses a 129th that must wait") {
+  daemon_process d;
+  raw_client c(d.socket());
+  std::map<std::string, expectation> expected;
+  std::string batch = line(request("s", "subagent/started", {{"parentId", "p"}, {"childId", "c"}}));
+  expected["\"s\""] = running();
+  for (int i = 0; i < 128; ++i) {  // the cap (docs/protocol.md, limits): each stays open 1 s
+    const json id = "w-" + std::to_string(i);
+    batch += line(request(id, "subagent/wait", {{"parentId", "p"}, {"childIds", {"c"}}, {"timeoutMs", 1000}}));
+    expected[id.dump()] = [](const json& r) {
+      expect_result(r);
+      CHECK(r["result"]["timedOut"] == true);
+    };
+  }
+  batch += line(request("over", "subagent/check", {{"parentId", "p"}, {"childId", "c"}}));
+  expected["\"over\""] = error(-32010);
+  for (int i = 0; i < 10; ++i) {  // never in flight, so never over the cap
+    const json id = "s-" + std::to_string(i);
+    batch += line(request(id, "subagent/started", {{"parentId", "p"}, {"childId", id}}));
+    expected[id.dump()] = running();
+  }
+  c.send_raw(batch);
+  collect(c, expected, 0);
+}
