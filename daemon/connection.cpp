@@ -38,6 +38,11 @@ connection::~connection() = default;
 
 void connection::start() {
   auto self = shared_from_this();
+  // send() writes directly when the outbox is empty; that write must never block the I/O
+  // thread (asio's async operations work the same in either mode).
+  asio::error_code ec;
+  socket_.non_blocking(true, ec);
+  if (ec) spdlog::warn("connection {}: cannot make the socket non-blocking: {}", id_, ec.message());
   asio::co_spawn(socket_.get_executor(), [self] { return self->read_loop(); }, asio::detached);
   asio::co_spawn(socket_.get_executor(), [self] { return self->write_loop(); }, asio::detached);
   asio::co_spawn(socket_.get_executor(), [self] { return self->watchdog(); }, asio::detached);
@@ -79,6 +84,19 @@ void connection::send(std::string payload, std::function<void(bool)> on_written)
     return;
   }
   std::string bytes = rpc::encode_frame(payload, decoder_.mode());
+  if (outbox_.empty()) {  // no write in progress (the writer keeps its frame queued while writing)
+    const auto written = write_now(bytes);
+    if (!written) {
+      if (on_written) on_written(false);
+      return;
+    }
+    if (*written == bytes.size()) {
+      if (on_written) on_written(true);
+      if (draining_) wake_writer_.cancel_one();  // the writer closes a drained connection
+      return;
+    }
+    bytes.erase(0, *written);  // the writer sends the rest
+  }
   if (outbox_bytes_ + bytes.size() > cfg_.max_outbox_bytes && !outbox_.empty()) {
     spdlog::warn("connection {}: outbox over {} bytes (client not reading); dropping it", id_,
                  cfg_.max_outbox_bytes);
@@ -89,6 +107,17 @@ void connection::send(std::string payload, std::function<void(bool)> on_written)
   outbox_bytes_ += bytes.size();
   outbox_.push_back({std::move(bytes), std::move(on_written)});
   wake_writer_.cancel_one();
+}
+
+std::optional<std::size_t> connection::write_now(std::string_view bytes) {
+  asio::error_code ec;
+  const std::size_t n = socket_.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) return 0;
+  if (ec) {
+    close(ec.message());
+    return std::nullopt;
+  }
+  return n;
 }
 
 asio::awaitable<bool> connection::send_and_wait(std::string payload) {
@@ -181,6 +210,9 @@ void connection::handle_frame(rpc::decoded_frame frame) {
     handle_response(msg);
     return;
   }
+  // Most small requests end here, answered and written before the next frame is read; they
+  // are never in flight, so the cap below does not apply to them.
+  if (sink_.answer_now(shared_from_this(), msg)) return;
   if (requests_in_flight_ >= max_requests_in_flight) {
     if (msg.type == rpc::message::kind::request)
       send(rpc::make_error(msg.id, rpc::errc::overloaded,

@@ -32,6 +32,10 @@ class connection;
 class message_sink {
  public:
   virtual ~message_sink() = default;
+  // Answers `msg` at once on the I/O thread when that needs neither the disk nor the pool nor
+  // any wait: true when it was answered (its reply, or its error, sent; none for a
+  // notification). False hands it to on_message, run as a coroutine of its own.
+  virtual bool answer_now(const std::shared_ptr<connection>& conn, const rpc::message& msg) = 0;
   virtual asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) = 0;
   virtual void on_closed(const std::shared_ptr<connection>& conn) = 0;
   // The client shut down its sending side; replies can still be written.
@@ -61,9 +65,12 @@ class connection : public std::enable_shared_from_this<connection> {
   // Stops reading; closes once the outbox has drained (graceful shutdown).
   void close_after_drain();
 
-  // Queues one JSON text for the wire. `on_written(true)` once it was written, `(false)` if the
-  // connection closed first. Exceeding the outbox cap closes the connection (a client that does
-  // not read cannot grow our memory).
+  // Sends one JSON text. `on_written(true)` once it was written, `(false)` if the connection
+  // closed first; either may run before send() returns. With the outbox empty the bytes are
+  // written at once with one non-blocking write, and only what the socket did not take is
+  // queued for the writer; otherwise they are queued behind the rest, so frames never
+  // interleave. Exceeding the outbox cap closes the connection (a client that does not read
+  // cannot grow our memory).
   void send(std::string payload, std::function<void(bool)> on_written = {});
   // Same, resuming when the bytes were written (true) or the connection closed (false).
   asio::awaitable<bool> send_and_wait(std::string payload);
@@ -99,6 +106,9 @@ class connection : public std::enable_shared_from_this<connection> {
   void handle_response(const rpc::message& msg);
   void finish_calls(call_outcome::kind how, std::string_view why);
   void close_if_drained();
+  // Writes as much of `bytes` as the socket takes now without blocking; returns how much, or
+  // nullopt after closing the connection on a write error.
+  std::optional<std::size_t> write_now(std::string_view bytes);
 
   socket_type socket_;
   const config& cfg_;

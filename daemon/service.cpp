@@ -20,13 +20,21 @@ using rpc::errc;
 using rpc::rpc_error;
 
 template <class Params, class Handler>
-void service::bind(std::string method, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
-  methods_.emplace(std::move(method), [this, decode, h](std::shared_ptr<connection> conn,
+void service::bind(std::string name, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
+  methods_[std::move(name)].later = [this, decode, h](std::shared_ptr<connection> conn,
                                                         const json& params) -> asio::awaitable<reply> {
     // Decoded into a named local first: g++ 12 mishandles a prvalue argument inside co_await.
     Params typed = decode(params, cfg_.wire);
     co_return co_await (this->*h)(std::move(conn), std::move(typed));
-  });
+  };
+}
+
+template <class Params, class Handler>
+void service::bind_now(std::string name, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
+  methods_[std::move(name)].now = [this, decode, h](const std::shared_ptr<connection>& conn,
+                                                      const json& params) -> std::optional<reply> {
+    return (this->*h)(conn, decode(params, cfg_.wire));
+  };
 }
 
 service::service(const config& cfg, asio::io_context& io, asio::thread_pool& pool, artifact_store& store,
@@ -41,55 +49,22 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
       flushes_(io.get_executor()),
       queue_changes_(io.get_executor()),
       forget_timer_(io) {
-  // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11).
-  bind("initialize", &rpc::decode_initialize, &service::initialize);
-  bind("subagent/started", &rpc::decode_started, &service::started);
-  bind("subagent/progress", &rpc::decode_progress, &service::progress);
+  store_listing_.watch(store_.dir());
+  // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11). `bind_now`:
+  // answered on the I/O thread as the frame is read, and written at once when the outbox is
+  // empty (dispatch.cpp); `bind`: a coroutine that may wait for the disk, the pool or events.
+  bind_now("initialize", &rpc::decode_initialize, &service::initialize);
+  bind_now("subagent/started", &rpc::decode_started, &service::started);
+  bind_now("subagent/progress", &rpc::decode_progress, &service::progress);
   bind("subagent/completed", &rpc::decode_completed, &service::completed);
   bind("subagent/check", &rpc::decode_check, &service::check);
   bind("subagent/wait", &rpc::decode_wait, &service::wait);
   bind("subagent/cancel", &rpc::decode_cancel, &service::cancel);
-  bind("parent/state", &rpc::decode_parent_state, &service::parent_state);
+  bind_now("parent/state", &rpc::decode_parent_state, &service::parent_state);
   bind("artifact/read", &rpc::decode_artifact_read, &service::artifact_read);
+  bind_now("daemon/status", &rpc::decode_status, &service::status_now);  // when nothing to wait for
   bind("daemon/status", &rpc::decode_status, &service::status);
   bind("daemon/gc", &rpc::decode_gc, &service::gc);
-}
-
-asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param, rpc::message msg_param) {
-  // Locals, not parameters, are what the lambdas below capture (see offload.hpp).
-  const std::shared_ptr<connection> conn = std::move(conn_param);
-  const rpc::message msg = std::move(msg_param);
-  const bool notification = msg.type == rpc::message::kind::notification;
-  auto answer_error = [&](errc code, const std::string& text, const json& data = nullptr) {
-    if (notification) {
-      spdlog::debug("connection {}: notification {} failed: {}", conn->id(), msg.method, text);
-      return;
-    }
-    conn->send(rpc::make_error(msg.id, code, text, data));
-  };
-  auto it = methods_.find(msg.method);
-  if (it == methods_.end()) {
-    answer_error(errc::method_not_found, "unknown method '" + msg.method + "'");
-    co_return;
-  }
-  if (stopping_) {
-    answer_error(errc::shutting_down, "handoffd is shutting down; retry once it is back");
-    co_return;
-  }
-  // Exactly one reply per request: every path below sends one (notifications get none).
-  reply r;
-  try {
-    r = co_await it->second(conn, msg.params);
-  } catch (const rpc_error& e) {
-    answer_error(e.code, e.what(), e.data);
-    co_return;
-  } catch (const std::exception& e) {
-    spdlog::error("connection {}: {} failed unexpectedly: {}", conn->id(), msg.method, e.what());
-    answer_error(errc::internal_error, std::string("internal error: ") + e.what());
-    co_return;
-  }
-  if (notification) co_return;
-  conn->send(rpc::make_response(msg.id, r.result), std::move(r.on_written));
 }
 
 void service::on_closed(const std::shared_ptr<connection>& conn) {
@@ -109,7 +84,7 @@ std::shared_ptr<connection> service::endpoint_of(const std::string& parent_id) c
   return endpoint && endpoint->is_open() ? endpoint : nullptr;
 }
 
-asio::awaitable<reply> service::initialize(std::shared_ptr<connection> conn, rpc::initialize_params p) {
+reply service::initialize(const std::shared_ptr<connection>& conn, rpc::initialize_params p) {
   if (p.protocol_version != rpc::protocol_version)
     throw rpc_error(errc::invalid_params, "protocolVersion: this daemon speaks \"" +
                                               std::string(rpc::protocol_version) + "\", not \"" +
@@ -132,17 +107,17 @@ asio::awaitable<reply> service::initialize(std::shared_ptr<connection> conn, rpc
     };
   }
   r.result = rpc::encode(result);
-  co_return r;
+  return r;
 }
 
-asio::awaitable<reply> service::started(std::shared_ptr<connection>, rpc::started_params p) {
+reply service::started(const std::shared_ptr<connection>&, rpc::started_params p) {
   const child_state state = ledger_.start(p.parent_id, p.child_id, p.title);
-  co_return reply{rpc::encode(rpc::started_result{std::string(to_string(state))}), {}};
+  return reply{rpc::encode(rpc::started_result{std::string(to_string(state))}), {}};
 }
 
-asio::awaitable<reply> service::progress(std::shared_ptr<connection>, rpc::progress_params p) {
+reply service::progress(const std::shared_ptr<connection>&, rpc::progress_params p) {
   ledger_.progress(p.parent_id, p.child_id, p.text);
-  co_return reply{};
+  return reply{};
 }
 
 asio::awaitable<reply> service::check(std::shared_ptr<connection>, rpc::check_params p) {
@@ -195,9 +170,9 @@ asio::awaitable<reply> service::cancel(std::shared_ptr<connection>, rpc::cancel_
   co_return reply{rpc::encode(rpc::cancel_result{out.cancelled, out.consume.size()}), {}};
 }
 
-asio::awaitable<reply> service::parent_state(std::shared_ptr<connection>, rpc::parent_state_params p) {
+reply service::parent_state(const std::shared_ptr<connection>&, rpc::parent_state_params p) {
   if (ledger_.set_idle(p.parent_id, p.state == "idle")) schedule_flush(p.parent_id);
-  co_return reply{};
+  return reply{};
 }
 
 asio::awaitable<reply> service::artifact_read(std::shared_ptr<connection>, rpc::artifact_read_params params) {

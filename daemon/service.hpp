@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -52,6 +54,7 @@ class service final : public message_sink {
   // (shutdown.cpp).
   void shutdown();
 
+  bool answer_now(const std::shared_ptr<connection>& conn, const rpc::message& msg) override;
   asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) override;
   void on_closed(const std::shared_ptr<connection>& conn) override;
   void on_input_closed(const std::shared_ptr<connection>& conn) override;
@@ -63,21 +66,46 @@ class service final : public message_sink {
 
  private:
   using handler = std::function<asio::awaitable<reply>(std::shared_ptr<connection>, const nlohmann::json&)>;
-  // Binds a method name to a decoder and a member handler taking typed params.
+  // Runs on the I/O thread and returns at once; nullopt when it cannot answer without waiting
+  // (the method's awaitable handler then does).
+  using instant_handler =
+      std::function<std::optional<reply>(const std::shared_ptr<connection>&, const nlohmann::json&)>;
+  // One entry of the method table: at least one of the two is set; `now` is tried first.
+  struct method {
+    instant_handler now;  // needs neither the disk nor the pool
+    handler later;        // a coroutine of its own
+  };
+  // Binds a method name to a decoder and a member handler taking typed params: `bind` an
+  // awaitable one, `bind_now` one that answers at once (returning reply or optional<reply>).
   template <class Params, class Handler>
-  void bind(std::string method, Params (*decode)(const nlohmann::json&, const rpc::wire_limits&),
+  void bind(std::string name, Params (*decode)(const nlohmann::json&, const rpc::wire_limits&),
             Handler h);
+  template <class Params, class Handler>
+  void bind_now(std::string name, Params (*decode)(const nlohmann::json&, const rpc::wire_limits&),
+                Handler h);
 
-  asio::awaitable<reply> initialize(std::shared_ptr<connection> conn, rpc::initialize_params p);
-  asio::awaitable<reply> started(std::shared_ptr<connection> conn, rpc::started_params p);
-  asio::awaitable<reply> progress(std::shared_ptr<connection> conn, rpc::progress_params p);
+  // Dispatch (service.cpp): the method `msg` names, or nullptr once the error was answered
+  // (unknown method, shutting down); and the one place a request's outcome becomes its reply.
+  const method* route(connection& conn, const rpc::message& msg) const;
+  void answer(connection& conn, const rpc::message& msg, reply r) const;
+  void answer_error(connection& conn, const rpc::message& msg, rpc::errc code, const std::string& text,
+                    const nlohmann::json& data = nullptr) const;
+  void answer_failure(connection& conn, const rpc::message& msg, std::exception_ptr failure) const;
+
+  reply initialize(const std::shared_ptr<connection>& conn, rpc::initialize_params p);
+  reply started(const std::shared_ptr<connection>& conn, rpc::started_params p);
+  reply progress(const std::shared_ptr<connection>& conn, rpc::progress_params p);
   asio::awaitable<reply> completed(std::shared_ptr<connection> conn, rpc::completed_params p);  // completed.cpp
   asio::awaitable<reply> check(std::shared_ptr<connection> conn, rpc::check_params p);
   asio::awaitable<reply> wait(std::shared_ptr<connection> conn, rpc::wait_params p);             // wait.cpp
   asio::awaitable<reply> cancel(std::shared_ptr<connection> conn, rpc::cancel_params p);
-  asio::awaitable<reply> parent_state(std::shared_ptr<connection> conn, rpc::parent_state_params p);
+  reply parent_state(const std::shared_ptr<connection>& conn, rpc::parent_state_params p);
   asio::awaitable<reply> artifact_read(std::shared_ptr<connection> conn, rpc::artifact_read_params p);
-  asio::awaitable<reply> status(std::shared_ptr<connection> conn, rpc::status_params p);        // status_method.cpp
+  // daemon/status (status_method.cpp): at once while no queue removal runs and the store
+  // listing is current, else after waiting for both.
+  std::optional<reply> status_now(const std::shared_ptr<connection>& conn, rpc::status_params p);
+  asio::awaitable<reply> status(std::shared_ptr<connection> conn, rpc::status_params p);
+  rpc::status_result status_with(rpc::store_status store) const;
   asio::awaitable<reply> gc(std::shared_ptr<connection> conn, rpc::gc_params p);                // gc_method.cpp
 
   // subagent/wait's steps (wait.cpp).
@@ -129,7 +157,7 @@ class service final : public message_sink {
   artifact_store& store_;
   pending_queue& queue_;
   ledger ledger_;
-  std::map<std::string, handler, std::less<>> methods_;
+  std::map<std::string, method, std::less<>> methods_;
   std::unordered_map<std::string, flush_state> flush_states_;
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   in_flight connections_;

@@ -1,6 +1,7 @@
 // daemon/status: what the daemon holds right now (protocol/daemon_messages.hpp status_result).
-// Answered on the I/O thread: counts from the ledger, the queue's last snapshot, and the store
-// listing reused while the directory is unchanged.
+// Counts from the ledger, the queue's last snapshot, and the store listing reused while the
+// directory is unchanged. Usually answered at once on the I/O thread (status_now); it waits
+// only for queue removals under way and for a new listing of the store.
 #include "offload.hpp"
 #include "service.hpp"
 #include "store_hygiene.hpp"
@@ -13,31 +14,44 @@ namespace {
 constexpr auto removals_wait = std::chrono::seconds(2);
 }  // namespace
 
+std::optional<reply> service::status_now(const std::shared_ptr<connection>&, rpc::status_params) {
+  // A status asked after a reply shows that reply's effect on the queue: while removals a
+  // wait's answer started on the pool run, status() waits for them.
+  if (queue_changes_.count() > 0) return std::nullopt;
+  auto store = store_listing_.reuse(store_.dir());
+  if (!store) return std::nullopt;
+  return reply{rpc::encode(status_with(std::move(*store))), {}};
+}
+
 asio::awaitable<reply> service::status(std::shared_ptr<connection>, rpc::status_params) {
-  // A status asked after a reply shows that reply's effect on the queue: removals a wait's
-  // answer started on the pool finish first.
   const auto give_up = std::chrono::steady_clock::now() + removals_wait;  // a named local (g++ 12)
   co_await queue_changes_.zero(give_up);
-  rpc::status_result result;
+  rpc::store_status store;
   // Listing the store takes the pool (two thread hand-offs, more than the work itself on a busy
   // machine: bench/e2e_latency.cpp); a listing the directory has not changed since is reused.
   if (auto cached = store_listing_.reuse(store_.dir())) {
-    result.store = std::move(*cached);
+    store = std::move(*cached);
   } else {
     const auto listed_at = store_listing::now();
     auto list = [this] { return store_status(store_.dir()); };
-    result.store = co_await offload(pool_, list);
-    store_listing_.keep(store_.dir(), result.store, listed_at);
+    store = co_await offload(pool_, list);
+    store_listing_.keep(store_.dir(), store, listed_at);
   }
+  co_return reply{rpc::encode(status_with(std::move(store))), {}};
+}
+
+rpc::status_result service::status_with(rpc::store_status store) const {
   const auto counts = ledger_.count();
   const auto disk = queue_.statistics();  // a snapshot taken as the last change ended
+  rpc::status_result result;
   result.version = handoff_version;
   result.uptime_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_at_).count();
   result.connections = connections_.count();
   result.parents = counts.parents;
   result.children = {counts.running, counts.completed, counts.delivering, counts.delivered};
   result.queue = {queue_.dir().string(), disk.results, disk.text_bytes, disk.deliveries, disk.tombstones};
-  co_return reply{rpc::encode(result), {}};
+  result.store = std::move(store);
+  return result;
 }
 
 }  // namespace handoff::daemon

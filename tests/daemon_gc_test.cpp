@@ -247,3 +247,28 @@ TEST_CASE("status counts the store right after every change, also when it answer
   plant_artifact(d, "planted by hand", std::chrono::seconds(0));
   CHECK(files() == 2);
 }
+
+TEST_CASE("daemon/status sees each change to a quiet store at once, also after the directory is replaced") {
+  daemon_process d;
+  raw_client c(d.socket());
+  auto files = [&] { return c.call("daemon/status", nullptr)["result"]["store"]["files"].get<int>(); };
+  // Each round: a quiet directory, so the listing is kept and reused; then a file planted by
+  // hand, which the very next status must count (the store's watch drops the listing first).
+  auto rounds = [&](int from, int count) {
+    for (int i = from; i < from + count; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(120));
+      REQUIRE(files() == i);
+      REQUIRE(files() == i);
+      plant_artifact(d, "planted by hand " + std::to_string(i), std::chrono::seconds(0));
+      REQUIRE(files() == i + 1);
+    }
+  };
+  rounds(0, 10);
+  // The directory moved away and a new one in its place: the watch followed the old one, so
+  // status reads the new one's mtime from now on, and still misses nothing.
+  fs::rename(d.artifact_dir(), d.artifact_dir().string() + ".old");
+  fs::create_directory(d.artifact_dir());
+  fs::permissions(d.artifact_dir(), fs::perms::owner_all, fs::perm_options::replace);
+  CHECK(files() == 0);
+  rounds(0, 5);
+}
