@@ -19,12 +19,13 @@ using nlohmann::json;
 using rpc::errc;
 using rpc::rpc_error;
 
-template <class Params, class Handler>
-void service::bind(std::string method, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
+template <class Params, class Json, class Handler>
+void service::bind(std::string method, Params (*decode)(Json, const rpc::wire_limits&), Handler h) {
   methods_.emplace(std::move(method), [this, decode, h](std::shared_ptr<connection> conn,
-                                                        const json& params) -> asio::awaitable<reply> {
+                                                        json& params) -> asio::awaitable<reply> {
     // Decoded into a named local first: g++ 12 mishandles a prvalue argument inside co_await.
-    Params typed = decode(params, cfg_.wire);
+    // Before the first suspension, while `params` (the request's, in on_message) is there.
+    Params typed = decode(std::move(params), cfg_.wire);
     co_return co_await (this->*h)(std::move(conn), std::move(typed));
   });
 }
@@ -45,7 +46,7 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
   bind("initialize", &rpc::decode_initialize, &service::initialize);
   bind("subagent/started", &rpc::decode_started, &service::started);
   bind("subagent/progress", &rpc::decode_progress, &service::progress);
-  bind("subagent/completed", &rpc::decode_completed, &service::completed);
+  bind("subagent/completed", &rpc::take_completed, &service::completed);
   bind("subagent/check", &rpc::decode_check, &service::check);
   bind("subagent/wait", &rpc::decode_wait, &service::wait);
   bind("subagent/cancel", &rpc::decode_cancel, &service::cancel);
@@ -58,7 +59,7 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
 asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param, rpc::message msg_param) {
   // Locals, not parameters, are what the lambdas below capture (see offload.hpp).
   const std::shared_ptr<connection> conn = std::move(conn_param);
-  const rpc::message msg = std::move(msg_param);
+  rpc::message msg = std::move(msg_param);  // not const: the decoder may take its params' text
   const bool notification = msg.type == rpc::message::kind::notification;
   auto answer_error = [&](errc code, const std::string& text, const json& data = nullptr) {
     if (notification) {
