@@ -273,7 +273,7 @@ void round_trips(const settings& s, hb::bench_daemon& daemon) {
     rows.push_back({hb::format_bytes(r.bytes), std::to_string(r.total.size()), hb::format_us(r.completed.p50()),
                     hb::format_us(r.wait.p50()), hb::format_us(r.total.p50()), hb::format_us(r.total.p99()),
                     hb::format_us(r.floor.p50()), hb::format_ratio(r.total.p50() / r.floor.p50()),
-                    r.bytes == 1024 * 1024 ? "<= 3x" : ""});
+                    r.bytes == 1024 * 1024 ? "<= 2x" : ""});
   }
   hb::print_table({"result", "rounds", "completed p50", "wait p50", "both p50", "both p99", "floor p50",
                    "both / floor (p50)", "target"},

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "offload.hpp"
+#include "queue_text_files.hpp"
 #include "service.hpp"
 
 namespace handoff::daemon {
@@ -182,6 +183,15 @@ asio::awaitable<std::optional<context_usage>> service::ask_usage(const std::shar
   }
 }
 
+void service::note_artifact_copied(const artifact_ref& artifact) {
+  if (!artifact_copy_noted_.exchange(true))
+    spdlog::info("artifact {} written as a copy, not linked from the queue: {} (further copies are logged at debug "
+                 "level)",
+                 artifact.sha256, artifact.link_error);
+  else
+    spdlog::debug("artifact {} written as a copy, not linked from the queue: {}", artifact.sha256, artifact.link_error);
+}
+
 batch_options service::options_for(const surface_caps& caps) const {
   batch_options options;
   options.caps = caps;
@@ -199,15 +209,19 @@ asio::awaitable<service::built_batch> service::build(std::vector<held_result> re
   auto work = [this, &results, &options] {
     std::vector<mapped_file> texts;
     std::vector<batch_input> inputs;
+    queue_text_files files(queue_);  // a cut result's artifact links the queue's file
     texts.reserve(results.size());
     inputs.reserve(results.size());
     for (const auto& r : results) {
       texts.push_back(queue_.open_text(r));
       inputs.push_back(batch_input{r.info.child_id, r.info.title, r.info.status, r.info.error,
-                                   texts.back().view(), r.sha256});
+                                   texts.back().view(), r.sha256, files.find(r.sha256)});
     }
     built_batch out{build_batch(inputs, options, &store_), {}};
-    for (const auto& s : out.b.sections) out.admitted_seqs.push_back(results[s.input_index].seq);
+    for (const auto& s : out.b.sections) {
+      out.admitted_seqs.push_back(results[s.input_index].seq);
+      if (s.artifact && !s.artifact->link_error.empty()) note_artifact_copied(*s.artifact);
+    }
     return out;
   };
   co_return co_await offload(pool_, work);

@@ -43,7 +43,7 @@ bool service::answer_now(const std::shared_ptr<connection>& conn, const rpc::mes
 asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param, rpc::message msg_param) {
   // Locals, not parameters, are what the code below refers to (see offload.hpp).
   const std::shared_ptr<connection> conn = std::move(conn_param);
-  const rpc::message msg = std::move(msg_param);
+  rpc::message msg = std::move(msg_param);  // not const: a decoder may take its params' text
   const method* m = route(*conn, msg);
   if (m == nullptr) co_return;
   // Exactly one reply per request: every path below ends in answer() or answer_failure().

@@ -15,6 +15,7 @@
 #include "config.hpp"
 #include "engine/artifact_store.hpp"
 #include "engine/pending_queue.hpp"
+#include "heap_reuse.hpp"
 #include "listener.hpp"
 #include "periodic_gc.hpp"
 #include "protocol/default_paths.hpp"
@@ -91,6 +92,7 @@ int serve(handoff::daemon::config& cfg) {
 
 int main(int argc, char** argv) {
   using namespace handoff;
+  daemon::keep_freed_heap();
   daemon::config cfg;
   CLI::App app{"handoffd: bounded head+tail handoff of subagent results over a Unix socket"};
   app.set_version_flag("--version", std::string("handoffd ") + daemon::handoff_version);

@@ -19,12 +19,13 @@ using nlohmann::json;
 using rpc::errc;
 using rpc::rpc_error;
 
-template <class Params, class Handler>
-void service::bind(std::string name, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
+template <class Params, class Json, class Handler>
+void service::bind(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h) {
   methods_[std::move(name)].later = [this, decode, h](std::shared_ptr<connection> conn,
-                                                        const json& params) -> asio::awaitable<reply> {
+                                                        json& params) -> asio::awaitable<reply> {
     // Decoded into a named local first: g++ 12 mishandles a prvalue argument inside co_await.
-    Params typed = decode(params, cfg_.wire);
+    // Before the first suspension, while `params` (the request's, in on_message) is there.
+    Params typed = decode(std::move(params), cfg_.wire);
     co_return co_await (this->*h)(std::move(conn), std::move(typed));
   };
 }
@@ -56,7 +57,7 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
   bind_now("initialize", &rpc::decode_initialize, &service::initialize);
   bind_now("subagent/started", &rpc::decode_started, &service::started);
   bind_now("subagent/progress", &rpc::decode_progress, &service::progress);
-  bind("subagent/completed", &rpc::decode_completed, &service::completed);
+  bind("subagent/completed", &rpc::take_completed, &service::completed);
   bind("subagent/check", &rpc::decode_check, &service::check);
   bind("subagent/wait", &rpc::decode_wait, &service::wait);
   bind("subagent/cancel", &rpc::decode_cancel, &service::cancel);

@@ -4,6 +4,7 @@
 // the disk work it calls for on the worker pool.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -65,7 +66,8 @@ class service final : public message_sink {
   in_flight& flushes() noexcept { return flushes_; }
 
  private:
-  using handler = std::function<asio::awaitable<reply>(std::shared_ptr<connection>, const nlohmann::json&)>;
+  // The params are the request's own: a decoder may move a member out (finalText, megabytes).
+  using handler = std::function<asio::awaitable<reply>(std::shared_ptr<connection>, nlohmann::json&)>;
   // Runs on the I/O thread and returns at once; nullopt when it cannot answer without waiting
   // (the method's awaitable handler then does).
   using instant_handler =
@@ -77,9 +79,9 @@ class service final : public message_sink {
   };
   // Binds a method name to a decoder and a member handler taking typed params: `bind` an
   // awaitable one, `bind_now` one that answers at once (returning reply or optional<reply>).
-  template <class Params, class Handler>
-  void bind(std::string name, Params (*decode)(const nlohmann::json&, const rpc::wire_limits&),
-            Handler h);
+  // `bind`'s decoder takes the params as const json& or json&&.
+  template <class Params, class Json, class Handler>
+  void bind(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h);
   template <class Params, class Handler>
   void bind_now(std::string name, Params (*decode)(const nlohmann::json&, const rpc::wire_limits&),
                 Handler h);
@@ -130,6 +132,9 @@ class service final : public message_sink {
   };
   asio::awaitable<built_batch> build(std::vector<held_result> results, batch_options options);
   batch_options options_for(const surface_caps& caps) const;
+  // Logs that a cut result's artifact was copied although the queue's file was offered (the
+  // store on another filesystem...): once at info, then at debug. Any thread.
+  void note_artifact_copied(const artifact_ref& artifact);
 
   // Removes results from the queue on the pool, counted in queue_changes_ (daemon/status waits
   // for them), logging what the disk refused. Fire and forget.
@@ -166,6 +171,7 @@ class service final : public message_sink {
   store_listing store_listing_;  // daemon/status's last listing of the store, while unchanged
   asio::steady_timer forget_timer_;
   std::uint64_t delivery_counter_ = 0;
+  std::atomic<bool> artifact_copy_noted_{false};  // note_artifact_copied said it at info
   bool stopping_ = false;
 };
 

@@ -15,6 +15,9 @@ struct artifact_ref {
   // an absolute path the daemon (or the CLI itself) resolved, or the bare name (then the
   // parent's shell must find it on its PATH).
   std::string reader = "handoff";
+  // Set when the caller offered the text as a file to link and a copy was written (or nothing
+  // saved) instead: why the link was not made ("Invalid cross-device link ..."). For logs.
+  std::string link_error = {};
 };
 
 }  // namespace handoff

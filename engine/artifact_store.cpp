@@ -60,6 +60,42 @@ bool shown_path_holds(int dir_fd, const std::string& name, const std::string& sh
          same_inode(written, reached);
 }
 
+// What linking an offered source file at an artifact's name did.
+enum class link_outcome {
+  linked,  // the name now holds the source's inode (not yet fsynced in the directory)
+  taken,   // something is at the name already: the caller verifies it
+  failed,  // nothing was linked; `why` says why (the caller writes a copy)
+};
+
+// Links `source` at `name` in `dir_fd` when it is a regular 0600 file of ours of `size` bytes.
+// The very inode checked is linked (through its open fd, not its name again), so a swap of the
+// source's name in between cannot slip in another file; a symlink is never followed.
+link_outcome link_source(const text_file& source, std::size_t size, int dir_fd, const std::string& name,
+                         std::string& why) {
+  private_file f = open_private_file(source.dir_fd, source.name, source.name);
+  if (f.state != private_file::status::ok) {
+    why = f.state == private_file::status::absent ? source.name + " is gone" : std::move(f.reason);
+    return link_outcome::failed;
+  }
+  if ((f.st.st_mode & 07777) != 0600) {
+    why = source.name + " is mode " + octal_mode(f.st.st_mode) + ", not 0600";
+    return link_outcome::failed;
+  }
+  if (static_cast<std::size_t>(f.st.st_size) != size) {
+    why = source.name + " has " + std::to_string(f.st.st_size) + " bytes, the text " + std::to_string(size);
+    return link_outcome::failed;
+  }
+  if (const int err = link_open_file(f.fd.get(), dir_fd, name); err != 0) {
+    if (err == EEXIST) return link_outcome::taken;
+    why = fs_error(err, "linking " + source.name + " into the store").what();
+    return link_outcome::failed;
+  }
+  // The store's age limit (store_gc: by mtime) counts from the save, as for a copy written now,
+  // not from when the queue wrote the text. Failing that only makes the artifact look older.
+  (void)::futimens(f.fd.get(), nullptr);
+  return link_outcome::linked;
+}
+
 }  // namespace
 
 struct artifact_store::opened {
@@ -119,7 +155,8 @@ std::shared_ptr<const artifact_store::opened> artifact_store::directory(std::str
 
 artifact_ref artifact_store::save(std::string_view text) { return save(text, sha256_hex(text)); }
 
-artifact_ref artifact_store::save(std::string_view text, std::string_view sha256_hex) {
+artifact_ref artifact_store::save(std::string_view text, std::string_view sha256_hex,
+                                  const std::optional<text_file>& source) {
   artifact_ref ref;
   ref.sha256 = std::string(sha256_hex);
   // The name comes from the hash alone; a malformed hash is a caller bug, not a file name.
@@ -157,6 +194,15 @@ artifact_ref artifact_store::save(std::string_view text, std::string_view sha256
     return settle(std::move(found));
   }
   try {
+    if (source) {
+      switch (link_source(*source, text.size(), dir_fd, name, ref.link_error)) {
+        case link_outcome::linked:
+          sync_or_throw(dir_fd, "syncing the " + dir_name_ + " after linking the " + kind_);
+          return publish();
+        case link_outcome::taken: return settle(check_existing(dir_fd, name, shown, text));
+        case link_outcome::failed: break;  // a copy, below
+      }
+    }
     if (write_file_atomically(dir_fd, name, text, publish_mode::no_replace, "the " + kind_)) {
       return publish();
     }

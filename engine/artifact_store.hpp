@@ -4,7 +4,11 @@
 // 0600; everything is done relative to a directory fd opened with O_NOFOLLOW, so a symlink
 // planted at the directory's or a file's name is never followed. Publishing is atomic and never
 // overwrites: O_TMPFILE (or an O_EXCL temp), fsync, linkat, fsync of the directory. An existing
-// file is reused only after its content is verified.
+// file is reused only after its content is verified. When the caller offers a file that holds
+// the text already (text_file: the queue's copy), the store hard-links that very inode instead
+// (no second write, no second fsync of 1 MiB), after checking it is a regular 0600 file of ours
+// of the text's size, then fsyncs the directory; when linking fails (EXDEV: another
+// filesystem, EPERM, anything) it writes a copy as above.
 // Before each save and open the path is checked to still lead to the directory we hold (and
 // that one to be ours and 0700), and after a save that the path shown reaches the very file
 // written; a footer never names a path that does not hold its text (see `when_moved`).
@@ -24,6 +28,7 @@
 
 #include "engine/artifact_ref.hpp"
 #include "engine/mapped_file.hpp"
+#include "engine/text_file.hpp"
 
 namespace handoff {
 
@@ -54,8 +59,11 @@ class artifact_store {
   // failures (ENOSPC, EROFS, EACCES, a symlink/FIFO/foreign or mismatching file at the name...)
   // come back as saved=false with the reason, and leave no temp or partial file behind.
   artifact_ref save(std::string_view text);
-  // Same, when the caller already knows the hash (it is trusted; pass sha256_hex(text)).
-  artifact_ref save(std::string_view text, std::string_view sha256_hex);
+  // Same, when the caller already knows the hash (it is trusted; pass sha256_hex(text)), and
+  // may have the text as a file (`source`, trusted to hold exactly `text`; see the contract
+  // above). A refused link is not an error: the copy is written and ref.link_error says why.
+  artifact_ref save(std::string_view text, std::string_view sha256_hex,
+                    const std::optional<text_file>& source = std::nullopt);
 
   // Maps the artifact named `sha256_hex` read-only, or nullopt when it is absent, not a
   // regular file of ours, or the name is not 64 lowercase hex. Never blocks on a FIFO. Reads

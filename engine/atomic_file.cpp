@@ -60,18 +60,6 @@ void fill(int fd, std::string_view bytes, std::string_view what) {
   sync_or_throw(fd, "syncing " + w);
 }
 
-// Gives the anonymous O_TMPFILE file open at `fd` the name `name`; never replaces. Returns 0 or
-// the errno. linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH on most kernels; the /proc path
-// works for anyone when /proc is mounted.
-int link_anonymous(int fd, int dir_fd, const std::string& name) {
-  if (::linkat(fd, "", dir_fd, name.c_str(), AT_EMPTY_PATH) == 0) return 0;
-  if (errno != ENOENT && errno != EPERM) return errno;
-  std::array<char, 32> proc{};
-  std::snprintf(proc.data(), proc.size(), "/proc/self/fd/%d", fd);
-  if (::linkat(AT_FDCWD, proc.data(), dir_fd, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
-  return errno;
-}
-
 // Errors with which a kernel or filesystem says "no O_TMPFILE here".
 bool tmpfile_unsupported(int err) { return err == EOPNOTSUPP || err == EISDIR || err == EINVAL; }
 
@@ -85,7 +73,7 @@ std::optional<bool> publish_anonymous(int dir_fd, const std::string& name, std::
     throw fs_error(errno, "creating a temp file for " + std::string(what));
   }
   fill(fd.get(), bytes, what);
-  const int err = link_anonymous(fd.get(), dir_fd, name);
+  const int err = link_open_file(fd.get(), dir_fd, name);
   if (err == EEXIST) return false;
   if (err == ENOENT) return std::nullopt;  // no /proc and no capability: use a named temp
   if (err != 0) throw fs_error(err, "publishing " + std::string(what));

@@ -70,7 +70,7 @@ std::size_t worst_notice_bytes(std::size_t inputs) {
 // The full text of a cut result goes to the store; without one the footer says so honestly.
 artifact_ref keep_full_text(const batch_input& in, artifact_store* store) {
   if (store != nullptr)
-    return in.sha256 ? store->save(in.final_text, *in.sha256) : store->save(in.final_text);
+    return in.sha256 ? store->save(in.final_text, *in.sha256, in.file) : store->save(in.final_text);
   artifact_ref ref;
   ref.saved = false;
   ref.sha256 = in.sha256 ? *in.sha256 : sha256_hex(in.final_text);

@@ -17,6 +17,7 @@
 #include "engine/budget.hpp"
 #include "engine/projection.hpp"
 #include "engine/result_status.hpp"
+#include "engine/text_file.hpp"
 
 namespace handoff {
 
@@ -30,6 +31,9 @@ struct batch_input {
   std::string error;           // may be empty
   std::string_view final_text;
   std::optional<std::string> sha256;  // the text's hash, when already known
+  // The text as a file (the queue's), which a cut result's artifact hard-links instead of
+  // copying (artifact_store::save); nullopt: the artifact is written from final_text.
+  std::optional<text_file> file;
 };
 
 struct batch_section {

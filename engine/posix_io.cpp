@@ -66,6 +66,15 @@ bool content_equals(int fd, std::string_view expected) {
   }
 }
 
+int link_open_file(int fd, int dir_fd, const std::string& name) {
+  if (::linkat(fd, "", dir_fd, name.c_str(), AT_EMPTY_PATH) == 0) return 0;
+  if (errno != ENOENT && errno != EPERM) return errno;
+  std::array<char, 32> proc{};
+  std::snprintf(proc.data(), proc.size(), "/proc/self/fd/%d", fd);
+  if (::linkat(AT_FDCWD, proc.data(), dir_fd, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
+  return errno;
+}
+
 void sync_or_throw(int fd, std::string_view doing) {
   while (::fsync(fd) != 0) {
     if (errno != EINTR) throw fs_error(errno, doing);

@@ -77,6 +77,14 @@ struct private_file {
 // the reason. Errors other than "absent" come back as refused with the errno text.
 private_file open_private_file(int dir_fd, const std::string& name, std::string_view shown);
 
+// Gives the file open at `fd` (an anonymous O_TMPFILE one, or one with names already) the
+// further name `name` in `dir_fd`: a hard link to that very inode, whatever happened to its
+// other names since it was opened. Never replaces. Returns 0 or the errno (EEXIST: the name is
+// taken; EXDEV: another filesystem; ENOENT: neither way below works here).
+// linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH on most kernels; the /proc path works for
+// anyone when /proc is mounted.
+int link_open_file(int fd, int dir_fd, const std::string& name);
+
 // "0755" for the permission bits of `mode`.
 std::string octal_mode(mode_t mode);
 

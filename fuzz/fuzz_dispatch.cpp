@@ -168,6 +168,20 @@ void fuzz_protocol(std::string_view bytes) {
   decode_or_field_error([&] { rpc::decode_started(p, lim); }, "subagent/started");
   decode_or_field_error([&] { rpc::decode_progress(p, lim); }, "subagent/progress");
   decode_or_field_error([&] { rpc::decode_completed(p, lim); }, "subagent/completed");
+  {
+    // The daemon's decoder moves finalText out of its params: same checks, same result.
+    auto outcome = [](auto decode) {
+      try {
+        return rpc::encode(decode());
+      } catch (const rpc_error& e) {
+        return json{{"error", e.what()}};
+      }
+    };
+    json taken_from = p;
+    require(outcome([&] { return rpc::decode_completed(p, lim); }) ==
+                outcome([&] { return rpc::take_completed(std::move(taken_from), lim); }),
+            "take_completed and decode_completed disagree");
+  }
   decode_or_field_error([&] { rpc::decode_check(p, lim); }, "subagent/check");
   decode_or_field_error([&] { rpc::decode_wait(p, lim); }, "subagent/wait");
   decode_or_field_error([&] { rpc::decode_cancel(p, lim); }, "subagent/cancel");

@@ -5,7 +5,8 @@
 //   parse_json(text, cap) succeeds exactly when nlohmann accepts the text and its nesting is at
 //   most `cap`, and then builds the same value with the same number types;
 //   append_json(v) writes byte for byte what v.dump() writes, or declines (returning false and
-//   leaving the output as it was) exactly when dump() would throw on invalid UTF-8.
+//   leaving the output as it was) exactly when dump() would throw on invalid UTF-8, and
+//   append_json_string(s) does the same as append_json(json(s)).
 // Input: byte 0 picks the depth cap (1..64), the rest is the text.
 #include <cstddef>
 #include <cstdint>
@@ -102,7 +103,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(same(ours, reference), "parse_json built another value than nlohmann");
     check_writer(ours);
   }
-  // The writer on a string of raw bytes: valid UTF-8 or not, escapes and all.
+  // The writer on a string of raw bytes: valid UTF-8 or not, escapes and all; and the same
+  // string written straight from its bytes (append_json_string, the client's finalText).
   check_writer(json(std::string(text)));
+  std::string as_value = "prefix", as_bytes = "prefix";
+  const bool wrote_value = handoff::rpc::append_json(as_value, json(std::string(text)));
+  require(handoff::rpc::append_json_string(as_bytes, text) == wrote_value, "append_json_string declined otherwise");
+  require(as_bytes == as_value, "append_json_string wrote other bytes than append_json");
   return 0;
 }

@@ -59,11 +59,15 @@ const json& field_reader::required(std::string_view key) const {
 }
 
 std::string field_reader::string(std::string_view key, std::size_t max_bytes) const {
+  check_string(key, max_bytes);
+  return required(key).get_ref<const std::string&>();
+}
+
+void field_reader::check_string(std::string_view key, std::size_t max_bytes) const {
   const json& v = required(key);
   if (!v.is_string()) fail(key, "expected a string");
-  const auto& s = v.get_ref<const std::string&>();
-  if (s.size() > max_bytes) fail(key, "longer than " + std::to_string(max_bytes) + " bytes");
-  return s;
+  if (v.get_ref<const std::string&>().size() > max_bytes)
+    fail(key, "longer than " + std::to_string(max_bytes) + " bytes");
 }
 
 std::optional<std::string> field_reader::optional_string(std::string_view key,

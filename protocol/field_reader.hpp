@@ -36,6 +36,8 @@ class field_reader {
 
   // A string of at most max_bytes bytes (UTF-8, as the parser checked).
   std::string string(std::string_view key, std::size_t max_bytes = unlimited) const;
+  // The same checks without the copy: afterwards the member is a string the caller may move.
+  void check_string(std::string_view key, std::size_t max_bytes = unlimited) const;
   std::optional<std::string> optional_string(std::string_view key,
                                              std::size_t max_bytes = unlimited) const;
   // One of a closed set of strings ("done", "error", "cancelled").

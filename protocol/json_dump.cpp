@@ -1,9 +1,9 @@
 #include "protocol/json_dump.hpp"
 
-#include <cstdint>
-#include <cstring>
+#include <algorithm>
 #include <string_view>
 
+#include "protocol/json_scan.hpp"
 #include "utf8.hpp"
 
 namespace handoff::rpc {
@@ -11,46 +11,35 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::uint64_t ones = 0x0101010101010101ULL;
-constexpr std::uint64_t highs = 0x8080808080808080ULL;
+// Room reserved up front for a long string's escapes, as a share of its length (a report
+// escapes a '\n' or a '"' every few dozen bytes); more escapes than that grow `out` as usual.
+constexpr std::size_t escape_slack_divisor = 16;
 
-// True when one of the 8 bytes of `w` is not copied as is: '"', '\\', a control byte or a
-// non-ASCII byte (checked as UTF-8). Exact for "any of the 8".
-constexpr bool has_special(std::uint64_t w) noexcept {
-  const std::uint64_t quote = w ^ (ones * '"');
-  const std::uint64_t backslash = w ^ (ones * '\\');
-  const std::uint64_t special = ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) |
-                                ((w - ones * 0x20) & ~w) | w;
-  return (special & highs) != 0;
+// Makes room for at least `more` bytes after `out`'s end, growing geometrically.
+void reserve_more(std::string& out, std::size_t more) {
+  if (out.capacity() - out.size() >= more) return;
+  out.reserve(std::max(out.size() + more, 2 * out.capacity()));
 }
-
-constexpr bool is_plain(unsigned char c) noexcept { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
 
 // nlohmann's escapes with ensure_ascii off: short forms for \b \t \n \f \r \" \\, \u00xx
 // (lowercase hex) for the other control bytes, everything else as is.
 bool append_string(std::string& out, std::string_view s) {
+  reserve_more(out, s.size() + s.size() / escape_slack_divisor + 2);
   out += '"';
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* end = p + s.size();
-  while (p != end) {
-    const auto* run = p;
-    while (end - p >= 8) {
-      std::uint64_t w;
-      std::memcpy(&w, p, 8);
-      if (has_special(w)) break;
-      p += 8;
-    }
-    while (p != end && is_plain(*p)) ++p;
-    out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+  const auto* run = p;  // plain bytes and valid UTF-8 not appended yet
+  for (;;) {
+    p = skip_plain(p, end);
     if (p == end) break;
     const unsigned char c = *p;
     if (c >= 0x80) {
       const std::size_t n = utf8_sequence_length(p, end);
       if (n == 0) return false;
-      out.append(reinterpret_cast<const char*>(p), n);
       p += n;
       continue;
     }
+    out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -65,8 +54,9 @@ bool append_string(std::string& out, std::string_view s) {
         out.append(escaped, sizeof escaped);
       }
     }
-    ++p;
+    run = ++p;
   }
+  out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
   out += '"';
   return true;
 }
@@ -116,6 +106,13 @@ bool append_value(std::string& out, const json& v) {
 }
 
 }  // namespace
+
+bool append_json_string(std::string& out, std::string_view s) {
+  const std::size_t size = out.size();
+  if (append_string(out, s)) return true;
+  out.resize(size);
+  return false;
+}
 
 bool append_json(std::string& out, const nlohmann::json& value) {
   const std::size_t size = out.size();

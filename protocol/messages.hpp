@@ -220,6 +220,9 @@ started_params decode_started(const json& params, const wire_limits& lim);
 json encode(const started_result& v);
 progress_params decode_progress(const json& params, const wire_limits& lim);
 completed_params decode_completed(const json& params, const wire_limits& lim);
+// The same checks, moving finalText out of `params` instead of copying it (the daemon's
+// decoder: a final text is up to 64 MiB).
+completed_params take_completed(json&& params, const wire_limits& lim);
 json encode(const completed_result& v);
 check_params decode_check(const json& params, const wire_limits& lim);
 json encode(const check_result& v);
@@ -248,6 +251,9 @@ json encode(const initialize_params& v);
 json encode(const started_params& v);
 json encode(const progress_params& v);
 json encode(const completed_params& v);
+// Every member but finalText, for a writer that appends the text itself (the C++ client: a
+// final text of up to 64 MiB is not copied into a json on its way to the socket).
+json encode_without_final_text(const completed_params& v);
 json encode(const check_params& v);
 json encode(const wait_params& v);
 json encode(const cancel_params& v);

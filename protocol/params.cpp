@@ -3,6 +3,7 @@
 // params are left out when unset.
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "protocol/field_reader.hpp"
 #include "protocol/messages.hpp"
@@ -74,26 +75,49 @@ json encode(const progress_params& v) {
   return j;
 }
 
-completed_params decode_completed(const json& params, const wire_limits& lim) {
-  field_reader r(params, "");
+namespace {
+
+// Every member but finalText, which the two decoders below copy or move.
+completed_params completed_but_text(const field_reader& r, const wire_limits& lim) {
   completed_params p;
   p.parent_id = r.id("parentId", lim.max_id_bytes);
   p.child_id = r.id("childId", lim.max_id_bytes);
   p.title = r.optional_string("title", lim.max_title_bytes).value_or("");
   p.status = r.one_of("status", {"done", "error", "cancelled"});
   p.error = r.optional_string("error", lim.max_error_bytes).value_or("");
+  return p;
+}
+
+}  // namespace
+
+completed_params decode_completed(const json& params, const wire_limits& lim) {
+  field_reader r(params, "");
+  completed_params p = completed_but_text(r, lim);
   p.final_text = r.string("finalText", lim.max_final_text_bytes);
   return p;
 }
 
+completed_params take_completed(json&& params, const wire_limits& lim) {
+  field_reader r(params, "");
+  completed_params p = completed_but_text(r, lim);
+  r.check_string("finalText", lim.max_final_text_bytes);
+  p.final_text = std::move(params["finalText"].get_ref<std::string&>());
+  return p;
+}
+
 json encode(const completed_params& v) {
+  json j = encode_without_final_text(v);
+  j["finalText"] = v.final_text;
+  return j;
+}
+
+json encode_without_final_text(const completed_params& v) {
   json j = json::object();
   j["parentId"] = v.parent_id;
   j["childId"] = v.child_id;
   if (!v.title.empty()) j["title"] = v.title;
   j["status"] = v.status;
   if (!v.error.empty()) j["error"] = v.error;
-  j["finalText"] = v.final_text;
   return j;
 }
 

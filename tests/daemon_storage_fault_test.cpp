@@ -84,7 +84,9 @@ class storage_fault {
       return kind_ == fault_kind::no_space ? remount_tmpfs(at_, "size=64k")
                                            : remount_tmpfs(at_, "", /*read_only=*/true);
     }
-    strace_.emplace(daemon, dir, "openat", errno_name(kind_), strace_log);
+    // What a directory without write permission refuses: creating a file (openat) and linking
+    // one in (linkat: the artifact store links the queue's file when it can).
+    strace_.emplace(daemon, dir, "openat,linkat", errno_name(kind_), strace_log);
     if (strace_->attached()) return true;
     why_ = (mount_ ? "cannot mount a tmpfs (" + mount_->why_not() + ") and " : std::string()) +
            strace_->why_not();

@@ -37,7 +37,7 @@ std::string problem(const std::function<void()>& decode) {
 
 template <class Decode>
 std::string problem_of(Decode decode, json params) {
-  return problem([&] { decode(params, lim); });
+  return problem([&] { decode(std::move(params), lim); });
 }
 
 json good_completed() {
@@ -243,6 +243,41 @@ TEST_CASE("messages: a missing required field is named") {
   CHECK(problem_of(rpc::decode_cancel, {{"childIds", {"c"}}}) == "parentId: required");
   CHECK(problem_of(rpc::decode_parent_state, {{"parentId", "p"}}) == "state: required");
   CHECK(problem_of(rpc::decode_artifact_read, {{"offset", 1}}) == "sha256: required");
+}
+
+TEST_CASE("messages: the daemon's take_completed decodes as decode_completed, moving finalText out") {
+  const std::string long_text(100'000, 'x');
+  json p = good_completed();
+  p["finalText"] = long_text;
+  const auto copied = rpc::decode_completed(p, lim);
+  const auto taken = rpc::take_completed(std::move(p), lim);
+  CHECK(rpc::encode(taken) == rpc::encode(copied));
+  CHECK(taken.final_text == long_text);
+
+  // Every complaint the same, in the same order (finalText last).
+  std::vector<json> bad;
+  for (const char* field : {"parentId", "childId", "status", "finalText"}) {
+    json missing = good_completed();
+    missing.erase(field);
+    bad.push_back(missing);
+  }
+  for (const char* field : {"parentId", "title", "status", "error", "finalText"}) {
+    json mistyped = good_completed();
+    mistyped[field] = 42;
+    bad.push_back(mistyped);
+  }
+  json both_wrong = good_completed();
+  both_wrong["finalText"] = 1;
+  both_wrong["childId"] = "";
+  bad.push_back(both_wrong);
+  bad.push_back(json::array());
+  for (const json& b : bad) {
+    INFO("params: ", b.dump());
+    CHECK(problem_of(rpc::take_completed, b) == problem_of(rpc::decode_completed, b));
+  }
+  rpc::wire_limits small = lim;
+  small.max_final_text_bytes = 4;
+  CHECK(problem([&] { rpc::take_completed(good_completed(), small); }) == "finalText: longer than 4 bytes");
 }
 
 TEST_CASE("messages: params that are not an object are refused") {

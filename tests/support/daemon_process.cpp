@@ -1,5 +1,6 @@
 #include "support/daemon_process.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
@@ -36,6 +37,11 @@ daemon_process::daemon_process(std::vector<std::string> extra_args, std::chrono:
       log_(dir_ / "handoffd.log"),
       extra_(std::move(extra_args)),
       start_timeout_(start_timeout) {
+  // "--artifact-dir DIR" among the extra args moves the store (another filesystem, say).
+  if (auto it = std::find(extra_.begin(), extra_.end(), "--artifact-dir"); it != extra_.end() && it + 1 != extra_.end()) {
+    artifacts_ = *(it + 1);
+    extra_.erase(it, it + 2);
+  }
   std::filesystem::create_directory(dir_ / "run");
   std::filesystem::permissions(dir_ / "run", std::filesystem::perms::owner_all,
                                std::filesystem::perm_options::replace);

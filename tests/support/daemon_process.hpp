@@ -13,9 +13,10 @@ namespace handoff::test {
 
 class daemon_process {
  public:
-  // Starts handoffd with the given extra options and waits until its socket accepts, at most
-  // `start_timeout` (here and in every start(); a test that restarts it hundreds of times on a
-  // loaded machine wants more than the default).
+  // Starts handoffd with the given extra options (an "--artifact-dir DIR" among them replaces
+  // the temporary store) and waits until its socket accepts, at most `start_timeout` (here and
+  // in every start(); a test that restarts it hundreds of times on a loaded machine wants more
+  // than the default).
   explicit daemon_process(std::vector<std::string> extra_args = {},
                           std::chrono::milliseconds start_timeout = std::chrono::seconds(5));
   ~daemon_process();

@@ -53,6 +53,12 @@ struct options {
 // sent back with its code; any other exception as internal_error with its what().
 using request_handler = std::function<nlohmann::json(const nlohmann::json& params)>;
 
+// A string member a call writes into its params object from the caller's own bytes.
+struct text_member {
+  std::string_view key;    // "finalText"
+  std::string_view value;  // must be valid UTF-8 (else the call throws, nothing sent)
+};
+
 class connection {
  public:
   // Connects (no message is sent yet). Throws client_error: daemon_absent, refused, io.
@@ -112,6 +118,10 @@ class connection {
   [[noreturn]] void connection_closed(std::string_view during) const;
   // Handles what the daemon sent before it closed the connection; throws its error, if any.
   void read_last_words();
+  // call(), with `text` written as one more member of the params object (an object) straight
+  // from the caller's string: completed() sends a final text without copying it into a json.
+  nlohmann::json call_with_text(std::string_view method, const nlohmann::json& params,
+                                const std::optional<text_member>& text, std::optional<milliseconds> timeout);
 
   options options_;
   unix_stream stream_;
@@ -121,6 +131,7 @@ class connection {
   std::map<std::int64_t, rpc::message> replies_;   // replies read for a call not yet resumed
   std::map<std::string, request_handler, std::less<>> handlers_;
   std::size_t handled_ = 0;                        // daemon requests answered so far
+  std::string request_;                            // the request being sent; its memory reused
 };
 
 // The class's first name, still used by gc_command.cpp and doctor_command.cpp. Prefer

@@ -37,7 +37,10 @@ rpc::started_result connection::started(const rpc::started_params& params) {
 void connection::progress(const rpc::progress_params& params) { notify("subagent/progress", rpc::encode(params)); }
 
 rpc::completed_result connection::completed(const rpc::completed_params& params) {
-  return decode_result("subagent/completed", call("subagent/completed", rpc::encode(params)),
+  const nlohmann::json rest = rpc::encode_without_final_text(params);
+  return decode_result("subagent/completed",
+                       call_with_text("subagent/completed", rest, text_member{"finalText", params.final_text},
+                                      options_.call_timeout),
                        rpc::decode_completed_result);
 }
 
