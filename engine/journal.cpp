@@ -136,7 +136,18 @@ void journal::create(std::uint64_t number) {
   must_rotate_ = false;
 }
 
+// An entry written under a path the next start does not read would be lost then: the path
+// must still lead to the directory we hold.
+void journal::check_in_place() const {
+  struct stat held {}, named {};
+  const std::string doing = "checking that " + dir_.string() + " is still the journal handoffd opened";
+  if (::fstat(dir_fd_.get(), &held) != 0) throw fs_error(errno, doing);
+  if (::fstatat(AT_FDCWD, dir_.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0) throw fs_error(errno, doing + " (moved away?)");
+  if (held.st_dev != named.st_dev || held.st_ino != named.st_ino) throw fs_error(ESTALE, doing + " (it was replaced)");
+}
+
 std::size_t journal::append(const std::vector<iovec>& pieces) {
+  check_in_place();
   if (must_rotate_) create(active_ + 1);
   segment& s = segments_.at(active_);
   const std::size_t start = s.size;

@@ -41,7 +41,8 @@ class journal {
   std::uint64_t active() const noexcept { return active_; }
 
   // Appends `pieces`, in order, at the end of the active segment and syncs it (fdatasync);
-  // returns the offset where they start. On failure throws fs_error after cutting the segment
+  // returns the offset where they start. Refuses (fs_error) when the journal's path no longer
+  // leads to the directory opened (the queue was moved or replaced). On failure throws fs_error after cutting the segment
   // back to where it was, so a failed group leaves no bytes; when even that fails the segment
   // is sealed and the next append starts a new one (recovery stops at the leftover bytes,
   // which were never acknowledged).
@@ -63,6 +64,7 @@ class journal {
     std::size_t size = 0;
   };
   void create(std::uint64_t number);
+  void check_in_place() const;  // throws fs_error when dir_ no longer leads to dir_fd_
 
   std::filesystem::path dir_;
   unique_fd dir_fd_;

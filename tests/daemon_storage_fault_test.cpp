@@ -78,13 +78,14 @@ class storage_fault {
   }
 
   // Makes writes in `dir` fail. False (with why()) when this environment can make no such fault.
-  bool begin(pid_t daemon, const fs::path& dir, const fs::path& strace_log) {
+  // `syscall` is the call strace makes fail on `dir` (a directory, or a file it writes through an fd).
+  bool begin(pid_t daemon, const fs::path& dir, const fs::path& strace_log, const std::string& syscall = "openat") {
     if (real()) {
       // Shrunk below any text the tests send, or read-only; files already there stay readable.
       return kind_ == fault_kind::no_space ? remount_tmpfs(at_, "size=64k")
                                            : remount_tmpfs(at_, "", /*read_only=*/true);
     }
-    strace_.emplace(daemon, dir, "openat", errno_name(kind_), strace_log);
+    strace_.emplace(daemon, dir, syscall, errno_name(kind_), strace_log);
     if (strace_->attached()) return true;
     why_ = (mount_ ? "cannot mount a tmpfs (" + mount_->why_not() + ") and " : std::string()) +
            strace_->why_not();
@@ -137,12 +138,14 @@ void still_serving(const fs::path& socket, const std::string& child) {
   CHECK(s["truncated"] == false);
 }
 
-// Names in the queue's four directories, "area/name".
+// What the queue holds on disk, "area/name": its texts and tombstones, and its journal
+// segments that are not empty.
 std::vector<std::string> queue_files(const fs::path& queue) {
   std::vector<std::string> out;
-  for (const char* area : {"texts", "records", "deliveries", "done"}) {
+  for (const char* area : {"texts", "done", "journal"}) {
     if (!fs::exists(queue / area)) continue;
-    for (const auto& n : names_in(queue / area)) out.push_back(std::string(area) + "/" + n);
+    for (const auto& n : names_in(queue / area))
+      if (std::string(area) != "journal" || fs::file_size(queue / area / n) != 0) out.push_back(std::string(area) + "/" + n);
   }
   return out;
 }
@@ -204,8 +207,9 @@ void check_store_fault(fault_kind kind) {
   CHECK(d.alive());
 }
 
-// `area` is the queue directory the fault hits: "texts" (the final text is refused) or
-// "records" (the text is stored, then its record is refused and the text must go again).
+// `area` is where the fault hits: "texts" (the final text, 300 KB so kept as a file, is
+// refused) or "journal" (the text is stored, then the journal's append is refused and the text
+// must go again).
 void check_queue_fault(fault_kind kind, const char* area) {
   sandbox box;
   storage_fault fault(kind, box.queue_mount);
@@ -213,7 +217,9 @@ void check_queue_fault(fault_kind kind, const char* area) {
   raw_client c(d.socket());
   REQUIRE(c.call("subagent/started", {{"parentId", "p"}, {"childId", "lost"}}).contains("result"));
 
-  if (!fault.begin(d.pid(), box.queue / area, box.run / "strace.log")) {
+  const bool journal = std::string(area) == "journal";
+  const fs::path target = journal ? box.queue / "journal" / "0000000000000001.log" : box.queue / area;
+  if (!fault.begin(d.pid(), target, box.run / "strace.log", journal ? "pwritev" : "openat")) {
     cannot_inject("cannot make " + std::string(errno_name(kind)) + " here: " + fault.why());
     return;
   }
@@ -276,6 +282,6 @@ TEST_CASE("a read-only queue answers -32005 and acknowledges nothing until it is
   check_queue_fault(fault_kind::read_only, "texts");
 }
 
-TEST_CASE("a queue record refused with EACCES removes the stored text and acknowledges nothing") {
-  check_queue_fault(fault_kind::no_permission, "records");
+TEST_CASE("a journal append refused with EACCES removes the stored text and acknowledges nothing") {
+  check_queue_fault(fault_kind::no_permission, "journal");
 }
