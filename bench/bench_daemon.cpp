@@ -120,11 +120,18 @@ bench_daemon::~bench_daemon() {
 }
 
 void bench_daemon::start() {
+  launch();
+  wait_listening();
+}
+
+std::chrono::steady_clock::time_point bench_daemon::launch() {
+  if (pid_ > 0) throw std::logic_error("handoffd is already running");
   std::vector<std::string> args = {handoffd_.string(),   "--socket",     socket_.string(),
                                    "--artifact-dir",     artifact_dir().string(),
                                    "--queue-dir",        queue_dir().string()};
   args.insert(args.end(), extra_.begin(), extra_.end());
   const std::string log = (dir_.path() / "handoffd.log").string();
+  const auto launched_at = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
   if (pid == 0) {
@@ -140,20 +147,34 @@ void bench_daemon::start() {
     ::_exit(127);
   }
   pid_ = pid;
+  return launched_at;
+}
+
+void bench_daemon::wait_listening() {
+  const std::string log = (dir_.path() / "handoffd.log").string();
   for (int i = 0; i < 3000; ++i) {
     if (socket_accepts(socket_)) return;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      throw std::runtime_error("handoffd exited at start; see " + log);
-    }
+    if (!running()) throw std::runtime_error("handoffd exited at start; see " + log);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  // Not left running behind us: the constructor throws, so no destructor would stop it.
+  // Not left running behind us: a constructor that throws leaves no destructor to stop it.
+  kill_hard();
+  throw std::runtime_error("handoffd did not listen within 30 s; see " + log);
+}
+
+bool bench_daemon::running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
+  pid_ = -1;
+  return false;
+}
+
+void bench_daemon::kill_hard() {
+  if (pid_ <= 0) return;
   ::kill(pid_, SIGKILL);
   ::waitpid(pid_, nullptr, 0);
   pid_ = -1;
-  throw std::runtime_error("handoffd did not listen within 30 s; see " + log);
 }
 
 void bench_daemon::stop() {

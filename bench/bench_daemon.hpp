@@ -4,6 +4,7 @@
 // when it is not a tmpfs): fsync costs are part of what the benchmarks measure.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -55,6 +56,15 @@ class bench_daemon {
 
   void restart();   // SIGTERM, wait, start again on the same directories (queue recovery)
   void stop();      // SIGTERM and wait; nothing to do when stopped
+  void kill_hard(); // SIGKILL and reap: the next start recovers as after a crash
+
+  // Start-up in two steps, for timing it: launch() forks and execs handoffd on the same
+  // directories and returns the time just before the fork (the clock a restart is timed from);
+  // wait_listening() returns once the socket accepts, and throws when handoffd exits or 30 s pass.
+  std::chrono::steady_clock::time_point launch();
+  void wait_listening();
+  // True while the daemon runs; reaps it (and forgets its pid) once it has exited.
+  bool running();
 
   pid_t pid() const noexcept { return pid_; }
   process_memory memory() const { return read_memory(pid_); }

@@ -53,6 +53,11 @@ bench_clock::duration time_once(F&& f) {
 std::string format_us(double us);
 // "2.4x".
 std::string format_ratio(double r);
+// "12.3 MiB" from KiB.
+std::string format_mib(std::size_t kib);
+
+// The median of `values` (the mean of the middle two when their count is even); 0 when empty.
+double median(std::vector<double> values);
 // "37 KiB", "1 MiB", "612 B".
 std::string format_bytes(std::size_t bytes);
 

@@ -1,20 +1,23 @@
-// Load: N concurrent clients complete results of 4 KiB to 64 KiB (a fixed pseudo-random mix)
-// for P parents against one handoffd with its durable queue as shipped (every completion is
-// written and fsynced before it is answered), then drain them with subagent/wait. Reports
-// completions per second, per-call latency under load, and the daemon's peak RSS (VmHWM).
-#include <atomic>
-#include <barrier>
+// Load: N concurrent clients complete results of 4 KiB to 64 KiB (a fixed pseudo-random mix,
+// bench/result_mix.hpp) for P parents against one handoffd with its durable queue as shipped
+// (every completion is on disk before it is answered), then drain them with subagent/wait; a few
+// rounds of that. Next to it, in the same run and on the same file system, the floor: one
+// thread writing each of the same texts as its own new file, write + fsync (and a second floor
+// that also fsyncs the directory), measured before the first round and after every round. Reports
+// completions per second against the floor (issue 13's target: at least 4x), per-call latency
+// under load, and the daemon's memory.
 #include <iostream>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "bench_daemon.hpp"
+#include "client_threads.hpp"
+#include "disk_floor.hpp"
 #include "e2e_support.hpp"
 #include "handoff/client.hpp"
+#include "result_mix.hpp"
 
 namespace hb = handoff::bench;
 namespace hc = handoff::client;
@@ -25,56 +28,52 @@ struct settings {
   std::filesystem::path handoffd = hb::default_handoffd();
   std::filesystem::path dir;
   std::size_t clients = 8;
-  std::size_t parents = 50;
-  std::size_t completions = 2000;
-  std::size_t min_bytes = 4 * 1024;
-  std::size_t max_bytes = 64 * 1024;
+  std::size_t completions = 2000;  // per round
+  std::size_t rounds = 3;          // completion + drain rounds; the floors run rounds + 1 times
+  bool dir_floor = true;           // also measure the floor that fsyncs the directory
+  double target_ratio = 4;         // completions/s against the file floor, issue 13
+  hb::result_mix mix;
 };
 
-std::size_t size_of(const settings& s, std::size_t i) {
-  return s.min_bytes + hb::mix(i) % (s.max_bytes - s.min_bytes + 1);
+std::string per_second(double rate) { return std::to_string(static_cast<long long>(rate + 0.5)) + " /s"; }
+
+std::string each(const std::vector<double>& rates) {
+  std::string out;
+  for (double r : rates) out += (out.empty() ? "" : ", ") + std::to_string(static_cast<long long>(r + 0.5));
+  return out;
 }
-std::string parent_of(const settings& s, std::size_t i) { return "parent-" + std::to_string(i % s.parents); }
-std::string child_of(std::size_t i) { return "child-" + std::to_string(i); }
 
-struct phase {
-  double seconds = 0;
-  std::size_t count = 0;
-  hb::samples latency;
-  std::mutex mutex;
-};
-
-// Runs `work(client_index, connection, samples)` on every client at once; returns wall seconds.
-template <class Work>
-void run_clients(const settings& s, const hb::bench_daemon& daemon, phase& out, Work work) {
-  std::barrier start(static_cast<std::ptrdiff_t>(s.clients + 1));
-  std::atomic<bool> failed{false};
-  std::vector<std::thread> threads;
-  for (std::size_t t = 0; t < s.clients; ++t) {
-    threads.emplace_back([&, t] {
-      hc::options opts;
-      opts.socket = daemon.socket();
-      opts.call_timeout = std::chrono::minutes(5);
-      hb::samples mine;
-      std::size_t done = 0;
-      try {
-        hc::connection c(opts);
-        start.arrive_and_wait();
-        done = work(t, c, mine);
-      } catch (const std::exception& e) {
-        std::cerr << "client " << t << ": " << e.what() << '\n';
-        failed = true;
+// Client t waits for the parents t, t + N...; a wait takes up to 64 children and returns what
+// fits in its batch, so it is repeated until every child of the round was delivered.
+void drain(const settings& s, const hb::bench_daemon& daemon, hb::phase& out) {
+  hb::run_clients(daemon.socket(), s.clients, out, [&](std::size_t t, hc::connection& c, hb::samples& lat) {
+    std::size_t delivered = 0;
+    for (std::size_t p = t; p < s.mix.parents; p += s.clients) {
+      std::vector<std::string> left;
+      for (std::size_t i = p; i < s.completions; i += s.mix.parents) left.push_back(s.mix.child(i));
+      while (!left.empty()) {
+        handoff::rpc::wait_params wait;
+        wait.parent_id = s.mix.parent(p);
+        wait.child_ids.assign(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(left.size(), 64)));
+        handoff::rpc::wait_result got;
+        lat.add(hb::time_once([&] { got = c.wait(wait); }));
+        if (got.batch.sections.empty()) throw std::runtime_error("a wait delivered nothing");
+        for (const auto& section : got.batch.sections) std::erase(left, section.child_id);
+        delivered += got.batch.sections.size();
       }
-      std::lock_guard lock(out.mutex);
-      out.count += done;
-      out.latency.merge(mine);
-    });
-  }
-  start.arrive_and_wait();
-  const auto began = hb::bench_clock::now();
-  for (auto& th : threads) th.join();
-  out.seconds = std::chrono::duration<double>(hb::bench_clock::now() - began).count();
-  if (failed) throw std::runtime_error("a client failed");
+    }
+    return delivered;
+  });
+}
+
+void expect_held(const hb::bench_daemon& daemon, std::size_t expected) {
+  hc::options opts;
+  opts.socket = daemon.socket();
+  hc::connection c(opts);
+  const auto held = c.daemon_status().at("queue").at("results").get<std::size_t>();
+  if (held != expected)
+    throw std::runtime_error("the queue holds " + std::to_string(held) + " results after the completions, not " +
+                             std::to_string(expected));
 }
 
 }  // namespace
@@ -82,12 +81,14 @@ void run_clients(const settings& s, const hb::bench_daemon& daemon, phase& out, 
 int main(int argc, char** argv) {
   settings s;
   s.dir = std::filesystem::path(argv[0]).parent_path() / "bench-data";
-  CLI::App app{"handoff load: concurrent completions through the durable queue, then waits"};
+  CLI::App app{"handoff load: concurrent completions through the durable queue against an fsync floor, then waits"};
   app.add_option("--handoffd", s.handoffd, "handoffd to run")->capture_default_str();
-  app.add_option("--dir", s.dir, "Directory (on a real disk) for the daemon's store and queue")->capture_default_str();
-  app.add_option("--clients", s.clients, "Concurrent client connections")->capture_default_str();
-  app.add_option("--parents", s.parents, "Parents the completions are spread over")->capture_default_str();
-  app.add_option("--completions", s.completions, "Completions in all")->capture_default_str();
+  app.add_option("--dir", s.dir, "Directory (on a real disk) for the daemon's store and queue and the floor's files")->capture_default_str();
+  app.add_option("--clients", s.clients, "Concurrent client connections")->capture_default_str()->check(CLI::PositiveNumber);
+  hb::add_mix_options(app, s.mix);
+  app.add_option("--completions", s.completions, "Completions per round")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--rounds", s.rounds, "Rounds of completions + drain (the floors run one time more)")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_flag("!--no-dir-floor", s.dir_floor, "Skip the floor that also fsyncs the directory");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -96,75 +97,82 @@ int main(int argc, char** argv) {
     hb::print_environment(daemon.dir(), s.handoffd);
     const auto idle = daemon.memory();
 
-    // Texts are made before the clock starts: client t sends completions t, t + N, t + 2N...
-    std::vector<std::vector<std::string>> texts(s.clients);
+    // Texts are made before any clock starts; every round and every floor sends the same ones.
+    std::vector<std::string> texts;
     std::size_t total_bytes = 0;
     for (std::size_t i = 0; i < s.completions; ++i) {
-      texts[i % s.clients].push_back(hb::report_text(size_of(s, i), i));
-      total_bytes += texts[i % s.clients].back().size();
+      texts.push_back(s.mix.text(i));
+      total_bytes += texts.back().size();
+    }
+    auto text_ref = [&](std::size_t i) -> const std::string& { return texts[i]; };
+    auto text_copy = [&](std::size_t i) { return texts[i]; };
+
+    // The floors write next to the daemon's queue (daemon.dir()): the same file system.
+    std::vector<double> floor_file, floor_dir, completed_rate, drain_rate;
+    auto run_floors = [&] {
+      const double n = static_cast<double>(s.completions);
+      floor_file.push_back(n / hb::write_floor(daemon.dir(), s.completions, text_ref, false));
+      if (s.dir_floor) floor_dir.push_back(n / hb::write_floor(daemon.dir(), s.completions, text_ref, true));
+    };
+    hb::phase complete_all, drain_all;  // latencies of every round
+    hb::process_memory after_complete, after_drain;
+    run_floors();
+    for (std::size_t r = 0; r < s.rounds; ++r) {
+      s.mix.child_prefix = "r" + std::to_string(r) + "-";
+      hb::phase complete;
+      hb::complete_results(daemon.socket(), s.clients, s.mix, s.completions, text_copy, complete);
+      completed_rate.push_back(static_cast<double>(complete.count) / complete.seconds);
+      complete_all.latency.merge(complete.latency);
+      complete_all.count += complete.count;
+      complete_all.seconds += complete.seconds;
+      expect_held(daemon, s.completions);
+      after_complete = daemon.memory();
+      hb::phase delivered;
+      drain(s, daemon, delivered);
+      drain_rate.push_back(static_cast<double>(delivered.count) / delivered.seconds);
+      drain_all.latency.merge(delivered.latency);
+      drain_all.count += delivered.count;
+      drain_all.seconds += delivered.seconds;
+      after_drain = daemon.memory();
+      run_floors();
     }
 
-    phase complete;
-    run_clients(s, daemon, complete, [&](std::size_t t, hc::connection& c, hb::samples& lat) {
-      std::size_t n = 0;
-      for (std::size_t i = t, k = 0; i < s.completions; i += s.clients, ++k) {
-        handoff::rpc::completed_params done;
-        done.parent_id = parent_of(s, i);
-        done.child_id = child_of(i);
-        done.status = "done";
-        done.final_text = std::move(texts[t][k]);
-        lat.add(hb::time_once([&] { c.completed(done); }));
-        ++n;
-      }
-      return n;
-    });
-    const auto after_complete = daemon.memory();
+    std::cout << "### " << s.clients << " clients, " << s.mix.parents << " parents, " << s.completions
+              << " results of " << s.mix.describe() << " (" << total_bytes / s.completions << " B on average), "
+              << s.rounds << " rounds\n\n"
+              << "The floor writes the same " << s.completions << " texts from one thread, each as its own new "
+              << "file next to the daemon's queue: write + fsync of the file (one fsync'd file write per "
+              << "result); the second floor also fsyncs the directory after each file. The floors ran before the "
+              << "first round and after each round (" << floor_file.size() << " times); medians.\n\n";
+    const double floor = hb::median(floor_file);
+    const double completed = hb::median(completed_rate);
+    const double ratio = completed / floor;
+    const bool met = ratio >= s.target_ratio;
+    std::vector<std::vector<std::string>> rows = {
+        {"floor: write + fsync of each file, 1 thread", per_second(floor), each(floor_file), "1.00x", ""}};
+    if (s.dir_floor)
+      rows.push_back({"floor: write + fsync of each file + fsync of the directory, 1 thread", per_second(hb::median(floor_dir)),
+                      each(floor_dir), hb::format_ratio(hb::median(floor_dir) / floor), ""});
+    rows.push_back({"`subagent/completed`, " + std::to_string(s.clients) + " clients (durable)", per_second(completed),
+                    each(completed_rate), hb::format_ratio(ratio),
+                    ">= " + hb::format_ratio(s.target_ratio) + (met ? ": met" : ": **not met**")});
+    rows.push_back({"`subagent/wait` drain, " + std::to_string(s.clients) + " clients (<= 64 children a call)",
+                    per_second(hb::median(drain_rate)), each(drain_rate), "", ""});
+    hb::print_table({"results per second", "median", "each run", "against the file floor", "target"}, rows);
+    if (s.dir_floor)
+      std::cout << "Against the floor that also fsyncs the directory: "
+                << hb::format_ratio(completed / hb::median(floor_dir)) << ".\n\n";
 
-    // Drain: client t waits for the parents t, t + N...; a wait takes up to 64 children and
-    // returns what fits in its batch, so it is repeated until every child was delivered.
-    phase drain;
-    run_clients(s, daemon, drain, [&](std::size_t t, hc::connection& c, hb::samples& lat) {
-      std::size_t delivered = 0;
-      for (std::size_t p = t; p < s.parents; p += s.clients) {
-        std::vector<std::string> left;
-        for (std::size_t i = p; i < s.completions; i += s.parents) left.push_back(child_of(i));
-        while (!left.empty()) {
-          handoff::rpc::wait_params wait;
-          wait.parent_id = "parent-" + std::to_string(p);
-          wait.child_ids.assign(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(left.size(), 64)));
-          handoff::rpc::wait_result got;
-          lat.add(hb::time_once([&] { got = c.wait(wait); }));
-          if (got.batch.sections.empty()) throw std::runtime_error("a wait delivered nothing");
-          for (const auto& section : got.batch.sections) std::erase(left, section.child_id);
-          delivered += got.batch.sections.size();
-        }
-      }
-      return delivered;
-    });
-    const auto after_drain = daemon.memory();
-
-    std::cout << "### " << s.clients << " clients, " << s.parents << " parents, " << s.completions
-              << " results of " << hb::format_bytes(s.min_bytes) << " to " << hb::format_bytes(s.max_bytes)
-              << " (" << total_bytes / s.completions << " B on average)\n\n";
-    auto rate = [](const phase& p) {
-      return std::to_string(static_cast<long long>(static_cast<double>(p.count) / p.seconds + 0.5)) + " /s";
-    };
-    hb::print_table({"phase", "calls", "results", "wall", "results per second", "call p50", "call p99"},
-                    {{"`subagent/completed` (durable: text + record fsynced)", std::to_string(complete.latency.size()),
-                      std::to_string(complete.count), hb::format_us(complete.seconds * 1e6), rate(complete),
-                      hb::format_us(complete.latency.p50()), hb::format_us(complete.latency.p99())},
-                     {"`subagent/wait` drain (<= 64 children a call)", std::to_string(drain.latency.size()),
-                      std::to_string(drain.count), hb::format_us(drain.seconds * 1e6), rate(drain),
-                      hb::format_us(drain.latency.p50()), hb::format_us(drain.latency.p99())}});
-    auto mib = [](std::size_t kib) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(kib) / 1024.0);
-      return std::string(buf);
-    };
+    hb::print_table({"calls, all rounds", "calls", "results", "call p50", "call p99"},
+                    {{"`subagent/completed`", std::to_string(complete_all.latency.size()),
+                      std::to_string(complete_all.count), hb::format_us(complete_all.latency.p50()),
+                      hb::format_us(complete_all.latency.p99())},
+                     {"`subagent/wait`", std::to_string(drain_all.latency.size()), std::to_string(drain_all.count),
+                      hb::format_us(drain_all.latency.p50()), hb::format_us(drain_all.latency.p99())}});
     hb::print_table({"daemon memory", "VmRSS", "VmHWM (peak)"},
-                    {{"idle, at start", mib(idle.rss_kib), mib(idle.hwm_kib)},
-                     {"after the completions", mib(after_complete.rss_kib), mib(after_complete.hwm_kib)},
-                     {"after the drain", mib(after_drain.rss_kib), mib(after_drain.hwm_kib)}});
+                    {{"idle, at start", hb::format_mib(idle.rss_kib), hb::format_mib(idle.hwm_kib)},
+                     {"after the last round's completions", hb::format_mib(after_complete.rss_kib), hb::format_mib(after_complete.hwm_kib)},
+                     {"after the last round's drain", hb::format_mib(after_drain.rss_kib), hb::format_mib(after_drain.hwm_kib)}});
   } catch (const std::exception& e) {
     std::cerr << "load benchmark failed: " << e.what() << '\n';
     return 1;

@@ -25,14 +25,8 @@ struct settings {
   double target_mib = 64;
 };
 
-std::string mib(std::size_t kib) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(kib) / 1024.0);
-  return buf;
-}
-
 std::vector<std::string> row(const std::string& what, const hb::process_memory& m, const std::string& target) {
-  return {what, mib(m.rss_kib), mib(m.anon_kib), mib(m.file_kib), mib(m.hwm_kib), target};
+  return {what, hb::format_mib(m.rss_kib), hb::format_mib(m.anon_kib), hb::format_mib(m.file_kib), hb::format_mib(m.hwm_kib), target};
 }
 
 hb::process_memory settled_memory(const hb::bench_daemon& daemon, hc::connection& c) {

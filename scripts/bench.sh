@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# Every benchmark of issue 6, in a Release build, printed as markdown tables of medians and
+# Every benchmark of issues 6 and 13, in a Release build, printed as markdown tables of medians and
 # ratios measured side by side in the same run (absolute times are not comparable between runs
 # on a shared machine; the ratios are what the README quotes).
 #
-#   scripts/bench.sh [STEP...]      STEP: projection, e2e, soak (default: projection e2e)
+#   scripts/bench.sh [STEP...]      STEP: projection, e2e, recovery, soak
+#                                   (default: projection e2e recovery)
 #
 #   projection  handoff's projection (bench/projection_bench.cpp, Google Benchmark) against a
 #               memchr pass, an OpenSSL SHA-256 pass and Pi's own truncateHead + truncateTail
 #               run by Node in-process (bench/pi_truncate.mjs) on byte-identical inputs
-#   e2e         through the socket with a real daemon, load, memory: scripts/bench_e2e.sh
+#   e2e         through the socket with a real daemon, load, memory: scripts/bench_e2e.sh. Load
+#               puts completions/s under 8 clients next to the floor of one thread writing each
+#               result as its own fsynced file on the same file system (target: at least 4x)
+#   recovery    restart after a crash: a real daemon holds 10,000 results of 4-64 KiB and is
+#               killed with SIGKILL, then is started 5 times (killed again each time) and timed
+#               until its socket answers daemon/status and until status reports every result
+#               held, against the floor: one thread reading every file under the queue
+#               directory, with and without SHA-256 (bench/recovery_bench.cpp, through
+#               scripts/bench_e2e.sh recovery). 2.5 to 4.5 minutes on this project's 2-core
+#               machine at a load average of 8, nearly all of it making the 10,000 fsynced
+#               completions
 #   soak        one daemon, many parent sessions in turn (bench/soak_bench.cpp): RSS, open fds
 #               and known parents sampled as it goes must stay flat. Long: 32 min per
 #               100,000 parents with HANDOFF_BENCH_DATA_DIR on a tmpfs, about 11 h on this
@@ -19,6 +30,8 @@
 #   HANDOFF_BENCH_JOBS         build parallelism (default: the build tool's)
 #   HANDOFF_BENCH_REPETITIONS  Google Benchmark repetitions the medians are taken over (10)
 #   HANDOFF_SOAK_PARENTS       parent sessions of the soak (100000), sampled every tenth
+#   HANDOFF_BENCH_QUICK=1      fewer rounds and results in e2e and recovery (a smoke test)
+#   HANDOFF_BENCH_DATA_DIR     where the daemons' stores and queues go (default <build>/bench-data)
 # Installs nothing beyond scripts/setup.sh and Pi's npm package (npm ci --prefix client/pi).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -70,6 +83,13 @@ step_e2e() {
   echo
 }
 
+step_recovery() {
+  echo "## Restart after a crash"
+  echo
+  HANDOFF_BENCH_BUILD_DIR="$build" "$root/scripts/bench_e2e.sh" recovery
+  echo
+}
+
 step_soak() {
   build_targets handoffd handoff_bench_soak
   local parents="${HANDOFF_SOAK_PARENTS:-100000}" data="${HANDOFF_BENCH_DATA_DIR:-$build/bench-data}"
@@ -84,7 +104,7 @@ step_soak() {
 }
 
 steps=("$@")
-((${#steps[@]})) || steps=(projection e2e)
+((${#steps[@]})) || steps=(projection e2e recovery)
 for s in "${steps[@]}"; do
   declare -F "step_$s" >/dev/null || { echo "bench.sh: unknown step '$s'" >&2; exit 2; }
 done

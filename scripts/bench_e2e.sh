@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
-# End-to-end, load and memory benchmarks against a real handoffd built in Release: latency
-# through the socket next to its floors, completions per second under 8 concurrent clients, and
-# the daemon's RSS with 1,000 pending 1 MiB results. Prints markdown tables (medians, ratios).
+# End-to-end, load, memory and recovery benchmarks against a real handoffd built in Release:
 #
-#   scripts/bench_e2e.sh [e2e] [load] [memory] [-- extra args for each program]
+#   e2e       latency through the socket next to its floors (bench/e2e_latency.cpp)
+#   load      completions per second under 8 concurrent clients against the floor of one fsync'd
+#             file write per result, measured in the same run on the same file system
+#             (bench/load_bench.cpp)
+#   memory    the daemon's RSS with 1,000 pending 1 MiB results (bench/memory_bench.cpp)
+#   recovery  restart after SIGKILL with 10,000 held results of 4-64 KiB: time until the socket
+#             answers and until the queue is fully recovered, against reading the queue's files
+#             (bench/recovery_bench.cpp; not in the default list, scripts/bench.sh runs it as
+#             its own step)
+#
+# Each prints markdown tables (medians, ratios).
+#
+#   scripts/bench_e2e.sh [e2e] [load] [memory] [recovery] [-- extra args for each program]
 #
 # Builds in ${HANDOFF_BENCH_BUILD_DIR:-build-bench} (shared with scripts/bench.sh). The daemon's
 # store and queue go under ${HANDOFF_BENCH_DATA_DIR:-<build>/bench-data}: keep it on a real disk,
@@ -33,6 +43,7 @@ for w in "${which[@]}"; do
       e2e) quick=(--small-rounds 300 --rounds 30 --large-rounds 10) ;;
       load) quick=(--completions 400) ;;
       memory) quick=(--results 100) ;;
+      recovery) quick=(--results 1000 --repetitions 3) ;;
     esac
   fi
   "$build/bench/handoff_bench_$w" --dir "$data" "${quick[@]}" "$@"
