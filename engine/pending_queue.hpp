@@ -191,6 +191,8 @@ class pending_queue {
   std::optional<text_shape> check_text_file(const std::string& sha, std::vector<std::string>& notes);
   void settle_tombstones(replay_state& state);
   void settle_texts(std::vector<std::string>& notes);
+  void count_live();
+  void migrate_legacy(std::vector<std::string>& notes, std::uint64_t& max_seq);  // queue_legacy.cpp
   void count_tombstones(std::vector<std::string>& notes);
 
   void add_text_use(const std::string& sha, std::size_t bytes);

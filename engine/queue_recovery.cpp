@@ -49,8 +49,10 @@ pending_queue::recovered pending_queue::recover(std::vector<std::string>* proble
   try {
     count_tombstones(notes);
     replay(notes, max_seq);
-    settle_texts(notes);
     journal_.start_appending();
+    migrate_legacy(notes, max_seq);
+    count_live();
+    settle_texts(notes);
   } catch (const fs_error& e) {
     throw queue_error(std::string("cannot recover the queue in ") + dir_.string() + ": " + e.what());
   }
@@ -97,6 +99,10 @@ void pending_queue::replay(std::vector<std::string>& notes, std::uint64_t& max_s
     key_by_seq_.erase(k);
   }
   settle_tombstones(state);
+}
+
+// What is held and unacknowledged, counted against the segments it lives in.
+void pending_queue::count_live() {
   // Deliveries go on with the results still held; one with none left is done with.
   for (auto it = deliveries_.begin(); it != deliveries_.end();) {
     std::erase_if(it->second.first.seqs, [&](std::uint64_t seq) { return !key_by_seq_.contains(seq); });
