@@ -122,8 +122,8 @@ void pending_queue::apply(change& c, std::uint64_t segment, std::size_t start) {
       break;
     case change::kind::retire:
       for (const auto& r : c.retired) {
-        recent_tombstones_.erase(r.key);
         if (c.error) {
+          recent_tombstones_.erase(r.key);
           // Still in the journal: delivered again after a restart, so its segment must stay.
           unwritten_tombstones_[r.key] = r.t;
           ++stuck_[r.segment];
@@ -218,6 +218,8 @@ void pending_queue::write_done_files(const std::vector<std::pair<std::string, to
   std::lock_guard lock(mutex_);
   tombstone_count_ += written;
   for (auto& [key, t] : refused) unwritten_tombstones_[key] = t;
+  // Only now: until its file (or the refusal) is there, memory is what recognises a resend.
+  for (const auto& [key, t] : retired) recent_tombstones_.erase(key);
 }
 
 void pending_queue::sync_done_files() {

@@ -274,6 +274,54 @@ TEST_CASE("permission denied in the artifact store still delivers the projection
   check_store_fault(fault_kind::no_permission);
 }
 
+// Group commit's window: the group's entries are written, its fdatasync not yet begun. A kill
+// there (strace delivers SIGKILL as the writer enters fdatasync on the journal) answers
+// nobody; the restarted daemon recovers cleanly, and the client's retry of the same completion
+// is taken or recognised, then delivered whole, once.
+TEST_CASE("killed between a group's writes and its fsync: recovery is clean and the retry is delivered once") {
+  sandbox box;
+  handoffd_at d(box.dirs());
+  raw_client c(d.socket());
+  const std::string before = "acknowledged before the kill\n";
+  REQUIRE(complete(c, "before", before).contains("result"));
+  const fs::path segment = box.queue / "journal" / "0000000000000001.log";
+  const auto size_before = fs::file_size(segment);
+
+  syscall_fault kill_at_sync(d.pid(), segment, "fdatasync", "signal=KILL", box.run / "strace.log");
+  if (!kill_at_sync.attached()) {
+    cannot_inject("cannot kill at fdatasync here: " + kill_at_sync.why_not());
+    return;
+  }
+  const std::string text = numbered_report(40000, 600, "in-flight");  // inline in the journal
+  CHECK_THROWS(complete(c, "in-flight", text));  // no answer: the daemon died in the group
+  REQUIRE(eventually([&] { return !d.alive(); }, std::chrono::seconds(20)));
+  kill_at_sync.end();
+  CHECK(fs::file_size(segment) > size_before);  // the group's bytes were written
+
+  d.kill_hard();
+  d.start();
+  raw_client after(d.socket());
+  const std::string log = d.log();
+  CHECK_MESSAGE(log.find("dropped") == std::string::npos, log);
+  const json retried = complete(after, "in-flight", text);
+  REQUIRE_MESSAGE(retried.contains("result"), retried.dump());
+  const json r = after.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"before", "in-flight"}}, {"timeoutMs", 20000}});
+  REQUIRE_MESSAGE(r.contains("result"), r.dump());
+  REQUIRE(r["result"]["sections"].size() == 2);
+  for (const json& s : r["result"]["sections"]) {
+    const std::string& expected = s["childId"] == "before" ? before : text;
+    if (s["truncated"] == true) {
+      CHECK(read_file(s["artifact"]["path"].get<std::string>()) == expected);
+    } else {
+      CHECK(s["text"] == expected);
+    }
+  }
+  // Once: the resend now is a duplicate of a delivered result.
+  const json again = complete(after, "in-flight", text);
+  REQUIRE(again.contains("result"));
+  CHECK(again["result"]["duplicate"] == true);
+}
+
 TEST_CASE("a full queue answers -32005 and acknowledges nothing until space returns") {
   check_queue_fault(fault_kind::no_space, "texts");
 }
