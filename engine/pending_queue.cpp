@@ -68,15 +68,13 @@ void pending_queue::submit(std::shared_ptr<change> c) {
 // Hashing, measuring and encoding need no shared state: done before taking the lock. Returns
 // nullptr when the put was answered at once (a duplicate, a conflict) or waits behind another
 // put of the same child.
-std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion& c, std::string_view text,
-                                                             put_callback done) {
+std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion& c, std::string_view text) {
   auto ch = std::make_shared<change>();
   ch->what = change::kind::put;
   ch->key = completion_key(c.parent_id, c.child_id);
   ch->held = held_result{0, c, sha256_hex(text), measure(text), unix_ms_now()};
   ch->place = text.size() >= options_.file_text_bytes ? text_place::in_file : text_place::in_journal;
   ch->text = text;
-  ch->done = std::move(done);
   encode_put(ch->held, ch->place);  // refuses non-UTF-8 before anything is queued
   return ch;
 }
@@ -84,11 +82,12 @@ std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion&
 void pending_queue::put_async(const completion& c, std::string_view final_text, put_callback done) {
   std::shared_ptr<change> ch;
   try {
-    ch = make_put(c, final_text, std::move(done));
+    ch = make_put(c, final_text);
   } catch (...) {
     done(std::current_exception(), {});
     return;
   }
+  ch->done = std::move(done);
   std::exception_ptr error;
   put_outcome answer;
   {

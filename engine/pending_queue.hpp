@@ -173,7 +173,7 @@ class pending_queue {
   void compact();
   void copy_forward(std::uint64_t segment);
   std::vector<std::string> retire_blocking(const std::vector<std::uint64_t>& seqs, std::string ack_id);
-  std::shared_ptr<change> make_put(const completion& c, std::string_view text, put_callback done);
+  std::shared_ptr<change> make_put(const completion& c, std::string_view text);
   // recover()'s steps (queue_recovery.cpp)
   struct replay_state {
     std::vector<std::string>& notes;
