@@ -29,12 +29,17 @@ inline auto queue_put(asio::thread_pool& pool, pending_queue& queue, const compl
         auto home = asio::get_associated_executor(handler);
         // Shared: the queue's callback is a std::function, which must be copyable.
         auto h = std::make_shared<decltype(handler)>(std::move(handler));
-        asio::post(pool, [h, home, &queue, &info, &text] {
-          queue.put_async(info, text, [h, home](std::exception_ptr error, outcome result) {
-            asio::post(home, [h, error, result = std::move(result)]() mutable {
-              std::move(*h)(error, std::move(result));
-            });
-          });
+        auto answer = [h, home](std::exception_ptr error, outcome result) {
+          asio::post(home, [h, error, result = std::move(result)]() mutable { std::move(*h)(error, std::move(result)); });
+        };
+        asio::post(pool, [answer, &queue, &info, &text] {
+          // put_async reports through `answer`; what it throws itself (before taking the change)
+          // must not escape into the pool.
+          try {
+            queue.put_async(info, text, answer);
+          } catch (...) {
+            answer(std::current_exception(), {});
+          }
         });
       },
       asio::use_awaitable);

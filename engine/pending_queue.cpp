@@ -65,9 +65,8 @@ void pending_queue::submit(std::shared_ptr<change> c) {
   wake_writer_.notify_one();
 }
 
-// Hashing, measuring and encoding need no shared state: done before taking the lock. Returns
-// nullptr when the put was answered at once (a duplicate, a conflict) or waits behind another
-// put of the same child.
+// Hashing, measuring and encoding need no shared state: done before taking the lock. Throws
+// std::invalid_argument for what cannot be stored (not UTF-8).
 std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion& c, std::string_view text) {
   auto ch = std::make_shared<change>();
   ch->what = change::kind::put;
