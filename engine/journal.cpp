@@ -84,22 +84,26 @@ journal::journal(int queue_fd, const std::filesystem::path& queue_dir)
 }
 
 std::vector<std::uint64_t> journal::segments() const {
+  std::lock_guard lock(map_mutex_);
   std::vector<std::uint64_t> out;
   for (const auto& [n, s] : segments_) out.push_back(n);
   return out;
 }
 
 int journal::segment_fd(std::uint64_t number) const {
+  std::lock_guard lock(map_mutex_);
   const auto it = segments_.find(number);
   return it == segments_.end() ? -1 : it->second.fd.get();
 }
 
 std::size_t journal::segment_size(std::uint64_t number) const {
+  std::lock_guard lock(map_mutex_);
   const auto it = segments_.find(number);
   return it == segments_.end() ? 0 : it->second.size;
 }
 
 std::size_t journal::total_bytes() const {
+  std::lock_guard lock(map_mutex_);
   std::size_t total = 0;
   for (const auto& [n, s] : segments_) total += s.size;
   return total;
@@ -110,6 +114,7 @@ void journal::cut(std::uint64_t number, std::size_t size) {
   const std::string shown = "cutting " + (dir_ / segment_name(number)).string();
   if (::ftruncate(s.fd.get(), static_cast<off_t>(size)) != 0) throw fs_error(errno, shown);
   sync_or_throw(s.fd.get(), shown);
+  std::lock_guard lock(map_mutex_);
   s.size = size;
 }
 
@@ -131,6 +136,7 @@ void journal::create(std::uint64_t number) {
     ::unlinkat(dir_fd_.get(), name.c_str(), 0);
     throw fs_error(e, "creating " + (dir_ / name).string());
   }
+  std::lock_guard lock(map_mutex_);
   segments_[number] = segment{std::move(fd), 0};
   active_ = number;
   must_rotate_ = false;
@@ -182,10 +188,12 @@ std::size_t journal::append(const std::vector<iovec>& pieces) {
     // Leave no bytes of a group nobody was told about; a segment we cannot cut is left behind.
     if (::ftruncate(s.fd.get(), static_cast<off_t>(start)) != 0 || ::fdatasync(s.fd.get()) != 0) {
       must_rotate_ = true;
+      std::lock_guard lock(map_mutex_);
       s.size = at;
     }
     throw;
   }
+  std::lock_guard lock(map_mutex_);
   s.size = at;
   return start;
 }
@@ -202,7 +210,10 @@ void journal::remove(std::uint64_t number) {
   if (::unlinkat(dir_fd_.get(), name.c_str(), 0) != 0 && errno != ENOENT) {
     throw fs_error(errno, "removing " + (dir_ / name).string());
   }
-  segments_.erase(number);
+  {
+    std::lock_guard lock(map_mutex_);
+    segments_.erase(number);
+  }
   sync_or_throw(dir_fd_.get(), "syncing " + dir_.string());
 }
 

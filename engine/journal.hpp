@@ -2,8 +2,9 @@
 // written only by appending whole groups of entries (journal_entry.hpp) and syncing once per
 // group. One segment is active (appended to); the others are sealed and only read, until
 // nothing in them is needed and they are removed.
-// Not thread-safe: the queue's writer appends and removes; readers map ranges through fds
-// they got from segment_fd() under the queue's lock.
+// One writer (the queue's) appends, cuts and removes; other threads may call segment_fd(),
+// segment_size() and total_bytes() meanwhile (the map of segments has its own mutex). A reader
+// maps a range through segment_fd() while nothing it reads can be removed (the queue's lock).
 #pragma once
 
 #include <sys/uio.h>
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -68,6 +70,7 @@ class journal {
 
   std::filesystem::path dir_;
   unique_fd dir_fd_;
+  mutable std::mutex map_mutex_;  // guards segments_ (the map, not the files)
   std::map<std::uint64_t, segment> segments_;
   std::vector<std::string> strangers_;
   std::uint64_t active_ = 0;
