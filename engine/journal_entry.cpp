@@ -30,7 +30,7 @@ std::string checksum(std::string_view head, std::string_view meta) {
   return h.final_hex().substr(0, 32);
 }
 
-bool known(std::uint8_t kind) { return kind >= 1 && kind <= 4; }
+bool known(std::uint8_t kind) { return kind >= 1 && kind <= 5; }
 
 }  // namespace
 

@@ -30,6 +30,8 @@ enum class entry_kind : std::uint8_t {
   retire = 2,        // a result left the queue: delivered, consumed or cancelled (the tombstone)
   delivery = 3,      // an auto-delivery was sent (meta: the stored delivery)
   acknowledged = 4,  // the parent acknowledged a delivery (meta: its id)
+  mark = 5,          // the first entry of a new segment: the next seq, so seqs keep
+                     // increasing when every older segment is gone
 };
 
 inline constexpr std::size_t entry_header_bytes = 56;

@@ -149,6 +149,7 @@ bool pending_queue::was_delivered(std::string_view parent_id, std::string_view c
 std::optional<tombstone> pending_queue::find_tombstone(const std::string& key) const {
   if (const auto it = recent_tombstones_.find(key); it != recent_tombstones_.end()) return it->second;
   if (const auto it = unwritten_tombstones_.find(key); it != unwritten_tombstones_.end()) return it->second;
+  if (const auto it = unfiled_tombstones_.find(key); it != unfiled_tombstones_.end()) return it->second;
   std::string why;
   const auto bytes = read_queue_file(done_fd_.get(), key, "done/" + key, why);
   return bytes ? decode_tombstone(*bytes, why) : std::nullopt;
@@ -275,7 +276,7 @@ void pending_queue::publish_stats() noexcept {
   s.results = by_key_.size();
   s.text_bytes = text_bytes_;
   s.deliveries = deliveries_.size();
-  s.tombstones = tombstone_count_ + recent_tombstones_.size() + unwritten_tombstones_.size();
+  s.tombstones = tombstone_count_ + recent_tombstones_.size() + unwritten_tombstones_.size() + unfiled_tombstones_.size();
   s.journal_bytes = journal_bytes_;
   s.groups = groups_;
   s.changes = changes_;
@@ -324,7 +325,16 @@ std::size_t pending_queue::expire_tombstones(std::chrono::seconds age) {
     if (t && t->done_unix_ms <= cutoff && remove_name(done_fd_.get(), name, "").empty()) ++removed_files;
   }
   if (removed_files != 0) sync_quietly(done_fd_.get());
+  // Recovery rewrites tombstone files from retire entries still in the journal: it must not
+  // bring back what expired. Best effort: if this fails, a restart recognises those resends a
+  // while longer.
+  try {
+    write_file_atomically(dir_fd_.get(), std::string(expired_file), std::to_string(cutoff), publish_mode::replace,
+                          "the tombstone expiry time");
+  } catch (const fs_error&) {
+  }
   std::lock_guard lock(mutex_);
+  expired_before_ms_ = std::max(expired_before_ms_, cutoff);
   tombstone_count_ -= std::min(tombstone_count_, removed_files);
   publish_stats();
   return expired + removed_files;

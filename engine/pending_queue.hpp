@@ -69,6 +69,9 @@ struct queue_options {
 
 class pending_queue {
  public:
+  // <queue>/<expired_file>: the time (ms) up to which tombstones were expired.
+  static constexpr std::string_view expired_file = "tombstones-expired-before";
+
   // Opens or creates the queue at absolute `dir` (0700, ours; else std::runtime_error).
   explicit pending_queue(std::filesystem::path dir, queue_options options = {});
   ~pending_queue();  // finishes the changes already handed over, then stops the writer
@@ -171,6 +174,8 @@ class pending_queue {
   void apply(change& c, std::uint64_t segment, std::size_t base);  // with mutex_ held
   void after_group(std::vector<std::shared_ptr<change>>& group);
   void compact();
+  bool write_mark();
+  bool refile_tombstones();
   void copy_forward(std::uint64_t segment);
   std::vector<std::string> retire_blocking(const std::vector<std::uint64_t>& seqs, std::string ack_id);
   std::shared_ptr<change> make_put(const completion& c, std::string_view text);
@@ -235,7 +240,10 @@ class pending_queue {
   // disk refused (kept until the daemon stops; their results are delivered again after a restart).
   std::size_t tombstone_count_ = 0;
   std::unordered_map<std::string, tombstone> recent_tombstones_;  // key -> retired, file not yet written
-  std::unordered_map<std::string, tombstone> unwritten_tombstones_;  // key -> refused by the disk
+  std::unordered_map<std::string, tombstone> unwritten_tombstones_;  // key -> retire entry refused by the disk
+  std::unordered_map<std::string, tombstone> unfiled_tombstones_;    // key -> done/ file refused (retried)
+  bool mark_missing_ = false;  // the active segment has no mark yet (write_mark failed)
+  std::int64_t expired_before_ms_ = 0;  // tombstones up to this time were expired (expired_file)
   std::vector<std::string> unsynced_done_;  // done/ files written, not yet fsynced
   std::size_t groups_ = 0;
   std::size_t changes_ = 0;

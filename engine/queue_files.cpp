@@ -147,6 +147,10 @@ std::string encode_retire(std::string_view key, const tombstone& t) {
                {"done_unix_ms", t.done_unix_ms}});
 }
 
+std::string encode_mark(std::uint64_t next_seq) {
+  return dump({{"format", format_version}, {"next_seq", next_seq}});
+}
+
 std::string encode_acknowledged(std::string_view delivery_id) {
   return dump({{"format", format_version}, {"delivery_id", std::string(delivery_id)}});
 }
@@ -187,6 +191,10 @@ std::optional<decoded_retire> decode_retire(std::string_view bytes, std::string&
     r.t.done_unix_ms = time_field(j, "done_unix_ms");
     return r;
   });
+}
+
+std::optional<std::uint64_t> decode_mark(std::string_view bytes, std::string& why) {
+  return decode<std::uint64_t>(bytes, why, [](const json& j) { return seq_field(field(j, "next_seq"), "next_seq"); });
 }
 
 std::optional<std::string> decode_acknowledged(std::string_view bytes, std::string& why) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,7 @@ enum class text_place { in_journal, in_file };
 std::string encode_put(const held_result& r, text_place where);
 std::string encode_retire(std::string_view key, const tombstone& t);
 std::string encode_acknowledged(std::string_view delivery_id);
+std::string encode_mark(std::uint64_t next_seq);
 
 struct decoded_put {
   held_result held;
@@ -54,5 +56,6 @@ std::optional<stored_delivery> decode_delivery(std::string_view bytes, std::stri
 std::optional<decoded_put> decode_put(std::string_view bytes, std::string& why);
 std::optional<decoded_retire> decode_retire(std::string_view bytes, std::string& why);
 std::optional<std::string> decode_acknowledged(std::string_view bytes, std::string& why);
+std::optional<std::uint64_t> decode_mark(std::string_view bytes, std::string& why);  // the next seq
 
 }  // namespace handoff

@@ -1,6 +1,7 @@
 // pending_queue::recover(): rebuilds the queue's memory by replaying the journal, cuts the tail
 // a crash tore, and removes what nothing uses any more. Every removal is reported in `problems`.
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <tuple>
 #include <unordered_map>
@@ -169,6 +170,12 @@ void pending_queue::replay_entry(const decoded_entry& e, std::string_view bytes,
         return;
       }
       break;
+    case entry_kind::mark:
+      if (auto next = decode_mark(e.meta, why)) {
+        state.max_seq = std::max(state.max_seq, *next - 1);
+        return;
+      }
+      break;
     case entry_kind::acknowledged:
       if (auto id = decode_acknowledged(e.meta, why)) {
         deliveries_.erase(*id);
@@ -234,9 +241,12 @@ void pending_queue::settle_tombstones(replay_state& state) {
     key_by_seq_.erase(it->second.held.seq);
     it = by_key_.erase(it);
   }
+  std::string why;
+  if (const auto cutoff = read_queue_file(dir_fd_.get(), std::string(expired_file), std::string(expired_file), why))
+    expired_before_ms_ = std::atoll(cutoff->c_str());
   std::vector<std::pair<std::string, tombstone>> missing;
   for (const auto& [key, t] : state.retired) {
-    if (by_key_.contains(key)) continue;
+    if (by_key_.contains(key) || t.done_unix_ms <= expired_before_ms_) continue;
     if (::faccessat(done_fd_.get(), key.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
       missing.emplace_back(key, t);
   }

@@ -217,7 +217,7 @@ void pending_queue::write_done_files(const std::vector<std::pair<std::string, to
   }
   std::lock_guard lock(mutex_);
   tombstone_count_ += written;
-  for (auto& [key, t] : refused) unwritten_tombstones_[key] = t;
+  for (auto& [key, t] : refused) unfiled_tombstones_[key] = t;
   // Only now: until its file (or the refusal) is there, memory is what recognises a resend.
   for (const auto& [key, t] : retired) recent_tombstones_.erase(key);
 }
@@ -242,6 +242,10 @@ void pending_queue::compact() {
   } catch (const fs_error&) {
     return;  // the old segment stays active; tried again after the next group
   }
+  // No older segment goes before the new one has its mark, nor while a tombstone file the disk
+  // refused exists only in memory (its retire entry would go with the segment).
+  if ((rotated || mark_missing_) && !write_mark()) return;
+  if (!refile_tombstones()) return;
   const std::vector<std::uint64_t> segments = journal_.segments();
   if (rotated && segments.size() >= 3) {
     for (std::size_t i = 0; i + 2 < segments.size(); ++i) copy_forward(segments[i]);
@@ -264,6 +268,38 @@ void pending_queue::compact() {
   std::lock_guard lock(mutex_);
   journal_bytes_ = journal_.total_bytes();
   publish_stats();
+}
+
+// A new segment starts with the next seq: once the older segments are gone, it is what keeps
+// seqs increasing across a restart. False when it could not be written.
+bool pending_queue::write_mark() {
+  std::uint64_t next = 0;
+  {
+    std::lock_guard lock(mutex_);
+    next = next_seq_;
+  }
+  const std::string head = encode_entry_head(entry_kind::mark, encode_mark(next), 0);
+  try {
+    journal_.append({piece(head)});
+    mark_missing_ = false;
+  } catch (const fs_error&) {
+    mark_missing_ = true;
+  }
+  return !mark_missing_;
+}
+
+// Tries again the tombstone files the disk refused; true when none is left in memory only.
+bool pending_queue::refile_tombstones() {
+  std::vector<std::pair<std::string, tombstone>> again;
+  {
+    std::lock_guard lock(mutex_);
+    if (unfiled_tombstones_.empty()) return true;
+    again.assign(unfiled_tombstones_.begin(), unfiled_tombstones_.end());
+    unfiled_tombstones_.clear();
+  }
+  write_done_files(again);
+  std::lock_guard lock(mutex_);
+  return unfiled_tombstones_.empty();
 }
 
 // Re-appends what is still held or unacknowledged in `segment` to the active one, so the old
