@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <atomic>
 #include <optional>
 #include <set>
@@ -288,6 +289,29 @@ TEST_CASE("group commit: 8 threads x 50 puts share groups, and all of them survi
     check_same(r, held[t][i]);
     CHECK(q.queue.open_text(r).view() == text_of(t, i));
   }
+}
+
+TEST_CASE("group_bytes bounds a group: at 1 byte every change is a group of its own") {
+  temp_dir tmp;
+  const fs::path dir = tmp.path() / "queue";
+  constexpr int threads = 4;
+  constexpr int per_thread = 10;
+  {
+    opened_queue q(dir, queue_options{.group_bytes = 1});
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&q, t] {
+        for (int i = 0; i < per_thread; ++i)
+          q.queue.put(make_completion("p" + std::to_string(t), std::to_string(i)), "text " + std::to_string(i));
+      });
+    }
+    for (auto& w : workers) w.join();
+    const auto stats = q.queue.statistics();
+    CHECK(stats.changes == threads * per_thread);
+    CHECK(stats.groups == stats.changes);
+  }
+  opened_queue q(dir);
+  CHECK(q.state.results.size() == threads * per_thread);
 }
 
 TEST_CASE("segments rotate: held results and deliveries are copied forward, old segments go") {
@@ -591,4 +615,41 @@ TEST_CASE("a tombstone the disk refused outlives the segment that held its retir
   CHECK(again.state.results.empty());
   CHECK(again.queue.was_delivered("p", "c"));
   CHECK(again.queue.put(c, "the text").delivered);  // a resend is still recognised, not delivered twice
+}
+
+TEST_CASE("segments whose removal a crash undid: nothing consumed comes back, held results stay exact") {
+  temp_dir tmp;
+  const fs::path dir = tmp.path() / "queue";
+  const queue_options options{.segment_bytes = 4096};
+  const auto text_of = [](const std::string& child) { return child + " " + std::string(500, '~') + "\n"; };
+  std::map<std::string, std::string> seen;  // segment name -> its bytes when last seen
+  std::vector<completion> consumed;
+  put_record keeper;
+  {
+    opened_queue q(dir, options);
+    keeper = put_one(q.queue, dir, make_completion("p", "keeper"), text_of("keeper"));
+    for (int i = 0; i < 40; ++i) {
+      const completion c = make_completion("p", "x" + std::to_string(i));
+      q.queue.consume({q.queue.put(c, text_of(c.child_id)).held.seq});
+      consumed.push_back(c);
+      for (const auto& s : segment_paths(dir)) seen[s.filename().string()] = read_file(s);
+    }
+  }
+  std::size_t restored = 0;
+  for (const auto& [name, bytes] : seen) {
+    if (fs::exists(dir / "journal" / name)) continue;
+    write_file(dir / "journal" / name, bytes, 0600);  // its unlink never reached the disk
+    ++restored;
+  }
+  REQUIRE(restored >= 2);
+  write_file(dir / "journal" / "0000000000000001.LOG", "a stranger", 0600);
+  opened_queue q(dir, options);
+  INFO(joined(q.problems));
+  check_recovered(q, {keeper});
+  CHECK(has_note(q.problems, "left alone journal/0000000000000001.LOG"));
+  for (const auto& c : consumed) {
+    INFO(c.child_id);
+    CHECK(q.queue.was_delivered(c.parent_id, c.child_id));
+    CHECK(q.queue.put(c, text_of(c.child_id)).delivered);
+  }
 }
