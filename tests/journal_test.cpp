@@ -709,3 +709,37 @@ TEST_CASE("seqs keep increasing across restarts after the segments holding them 
   CHECK(next.seq > last);
   CHECK(q.queue.put(a, std::string(1000, 'a')).held.seq != next.seq);  // a resend's old seq
 }
+
+// Under -fsanitize=thread this case shows a data race: the writer inserts and erases the
+// journal's segment map without the queue's lock while open_text() looks a segment up under it
+// (/work/qtests-bugs.md #5). Built plainly it checks that every read stays exact.
+TEST_CASE("texts read while segments rotate and results are copied forward stay exact") {
+  temp_dir tmp;
+  const fs::path dir = tmp.path() / "queue";
+  const queue_options options{.segment_bytes = 4096};
+  opened_queue q(dir, options);
+  std::vector<put_record> keepers;
+  for (int i = 0; i < 4; ++i)
+    keepers.push_back(put_one(q.queue, dir, make_completion("p", "keeper" + std::to_string(i)), "keeper text " + std::to_string(i)));
+  std::atomic<bool> stop{false};
+  std::atomic<std::size_t> reads{0};
+  std::atomic<std::size_t> wrong{0};
+  std::thread reader([&] {
+    while (!stop.load()) {
+      for (const auto& k : keepers) {
+        if (q.queue.open_text(k.held).view() != k.text) ++wrong;
+        ++reads;
+      }
+    }
+  });
+  for (int i = 0; i < 150; ++i) {
+    const auto h = q.queue.put(make_completion("p", "churn" + std::to_string(i)), std::string(700, 'c')).held;
+    CHECK(q.queue.consume({h.seq}).empty());
+  }
+  stop = true;
+  reader.join();
+  MESSAGE(reads.load() << " reads while segments rotated");
+  CHECK(reads.load() > 0);
+  CHECK(wrong.load() == 0);
+  CHECK(segment_paths(dir).front().filename() != first_segment);
+}
