@@ -71,6 +71,21 @@ bool has_note(const std::vector<std::string>& notes, const std::string& part) {
   return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
 }
 
+// Runs body(t) on `threads` threads that start together, and waits for them all.
+template <class Body>
+void run_together(int threads, Body body) {
+  std::atomic<int> ready{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      ++ready;
+      while (ready.load() < threads) std::this_thread::yield();
+      body(t);
+    });
+  }
+  for (auto& w : workers) w.join();
+}
+
 }  // namespace
 
 TEST_CASE("a tail torn at any byte: what ended before the cut comes back exactly, nothing after it") {
@@ -270,17 +285,10 @@ TEST_CASE("group commit: 8 threads x 50 puts share groups, and all of them survi
   std::vector<std::vector<held_result>> held(threads);
   {
     opened_queue q(dir);
-    std::atomic<int> ready{0};
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        ++ready;
-        while (ready.load() < threads) std::this_thread::yield();
-        for (int i = 0; i < per_thread; ++i)
-          held[t].push_back(q.queue.put(make_completion("p" + std::to_string(t), std::to_string(i)), text_of(t, i)).held);
-      });
-    }
-    for (auto& w : workers) w.join();
+    run_together(threads, [&](int t) {
+      for (int i = 0; i < per_thread; ++i)
+        held[t].push_back(q.queue.put(make_completion("p" + std::to_string(t), std::to_string(i)), text_of(t, i)).held);
+    });
     const auto stats = q.queue.statistics();
     MESSAGE("groups: " << stats.groups << " for " << stats.changes << " changes");
     CHECK(stats.changes == threads * per_thread);
@@ -313,14 +321,10 @@ TEST_CASE("group_bytes bounds a group: at 1 byte every change is a group of its 
   constexpr int per_thread = 10;
   {
     opened_queue q(dir, queue_options{.group_bytes = 1});
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&q, t] {
-        for (int i = 0; i < per_thread; ++i)
-          q.queue.put(make_completion("p" + std::to_string(t), std::to_string(i)), "text " + std::to_string(i));
-      });
-    }
-    for (auto& w : workers) w.join();
+    run_together(threads, [&](int t) {
+      for (int i = 0; i < per_thread; ++i)
+        q.queue.put(make_completion("p" + std::to_string(t), std::to_string(i)), "text " + std::to_string(i));
+    });
     const auto stats = q.queue.statistics();
     CHECK(stats.changes == threads * per_thread);
     CHECK(stats.groups == stats.changes);
@@ -444,13 +448,9 @@ TEST_CASE("a delivery begun before rotations and acknowledged after them, across
 
 TEST_CASE("a tombstone file the disk refuses: recognised meanwhile, written again after a restart") {
   temp_dir tmp;
-  const fs::path mount_point = tmp.path() / "small";
-  fs::create_directory(mount_point);
-  tmpfs_mount small(mount_point, "size=256k,nr_inodes=32");
-  if (!small.mounted()) {
-    MESSAGE("skipped: cannot mount a tmpfs here (", small.why_not(), ")");
-    return;
-  }
+  small_disk small(tmp, "size=256k,nr_inodes=32");
+  if (!small.usable()) return;
+  const fs::path& mount_point = small.at;
   const fs::path dir = mount_point / "queue";
   const completion c = make_completion("p", "c");
   const completion kept = make_completion("p", "kept");
@@ -458,14 +458,7 @@ TEST_CASE("a tombstone file the disk refuses: recognised meanwhile, written agai
   const auto held = q->queue.put(c, "the text").held;
   q->queue.put(kept, "kept text");
   // No inode left: done/<key> cannot be created, the journal (no new inode) still takes entries.
-  std::vector<fs::path> fillers;
-  for (;;) {
-    const fs::path f = mount_point / ("inode-" + std::to_string(fillers.size()));
-    const int fd = ::open(f.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0) break;
-    ::close(fd);
-    fillers.push_back(f);
-  }
+  const std::vector<fs::path> fillers = take_all_inodes(mount_point);
   REQUIRE_FALSE(fillers.empty());
   const auto problems = q->queue.consume({held.seq});
   INFO(joined(problems));
@@ -536,22 +529,15 @@ TEST_CASE("the same child sent by 8 threads at once: one put, the others duplica
   std::vector<std::string> contested_texts(threads);
   {
     opened_queue q(dir);
-    std::atomic<int> ready{0};
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        ++ready;
-        while (ready.load() < threads) std::this_thread::yield();
-        outcomes[t] = q.queue.put(same, "one text for all");
-        contested_texts[t] = "text of thread " + std::to_string(t);
-        try {
-          q.queue.put(contested, contested_texts[t]);
-        } catch (const queue_conflict&) {
-          conflicts[t] = 1;
-        }
-      });
-    }
-    for (auto& w : workers) w.join();
+    run_together(threads, [&](int t) {
+      outcomes[t] = q.queue.put(same, "one text for all");
+      contested_texts[t] = "text of thread " + std::to_string(t);
+      try {
+        q.queue.put(contested, contested_texts[t]);
+      } catch (const queue_conflict&) {
+        conflicts[t] = 1;
+      }
+    });
     CHECK(std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.duplicate; }) == 1);
     for (const auto& o : outcomes) CHECK(o.held.seq == outcomes[0].held.seq);
     CHECK(std::count(conflicts.begin(), conflicts.end(), 1) == threads - 1);
@@ -592,26 +578,15 @@ TEST_CASE("an expired tombstone stays expired after a restart" * doctest::may_fa
 // restart nothing remembers the delivery and a resend is taken as new (/work/qtests-bugs.md #3).
 TEST_CASE("a tombstone the disk refused outlives the segment that held its retirement" * doctest::may_fail()) {
   temp_dir tmp;
-  const fs::path mount_point = tmp.path() / "small";
-  fs::create_directory(mount_point);
-  tmpfs_mount small(mount_point, "size=2m,nr_inodes=64");
-  if (!small.mounted()) {
-    MESSAGE("skipped: cannot mount a tmpfs here (", small.why_not(), ")");
-    return;
-  }
+  small_disk small(tmp, "size=2m,nr_inodes=64");
+  if (!small.usable()) return;
+  const fs::path& mount_point = small.at;
   const fs::path dir = mount_point / "queue";
   const queue_options options{.segment_bytes = 4096};
   const completion c = make_completion("p", "c");
   std::optional<opened_queue> q(std::in_place, dir, options);
   const auto held = q->queue.put(c, "the text").held;
-  std::vector<fs::path> fillers;
-  for (;;) {
-    const fs::path f = mount_point / ("inode-" + std::to_string(fillers.size()));
-    const int fd = ::open(f.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0) break;
-    ::close(fd);
-    fillers.push_back(f);
-  }
+  const std::vector<fs::path> fillers = take_all_inodes(mount_point);
   REQUIRE_FALSE(fillers.empty());
   q->queue.consume({held.seq});
   CHECK(names_in(dir / "done").empty());

@@ -4,6 +4,7 @@
 // done/<key>; these helpers read it with plain file calls, never with the engine's own code.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 
 #include "engine/pending_queue.hpp"
 #include "engine/sha256.hpp"
+#include "support/fault_daemon.hpp"
 #include "support/fs_fixtures.hpp"
 
 namespace handoff::test {
@@ -87,6 +89,46 @@ inline void check_same(const held_result& a, const held_result& b) {
   CHECK(a.shape.bytes == b.shape.bytes);
   CHECK(a.shape.lines == b.shape.lines);
   CHECK(a.completed_unix_ms == b.completed_unix_ms);
+}
+
+// A small tmpfs on <tmp>/small for running out of space or inodes. When it cannot be mounted
+// (no CAP_SYS_ADMIN), usable() says why via cannot_inject (which fails under
+// HANDOFF_REQUIRE_FAULT_INJECTION) and the case returns.
+struct small_disk {
+  small_disk(const temp_dir& tmp, const std::string& tmpfs_options)
+      : at(tmp.path() / "small"), mount((std::filesystem::create_directory(at), at), tmpfs_options) {}
+  bool usable() {
+    if (!mount.mounted()) cannot_inject("cannot mount a tmpfs here (" + mount.why_not() + ")");
+    return mount.mounted();
+  }
+  std::filesystem::path at;
+  tmpfs_mount mount;
+};
+
+// Writes a filler file under `dir` until its filesystem has no data space left.
+inline std::filesystem::path fill_space(const std::filesystem::path& dir) {
+  const std::filesystem::path f = dir / "filler";
+  const int fd = ::open(f.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot create " + f.string());
+  const std::string chunk(1024, 'f');
+  while (::write(fd, chunk.data(), chunk.size()) > 0) {
+  }
+  while (::write(fd, chunk.data(), 1) > 0) {
+  }
+  ::close(fd);
+  return f;
+}
+
+// Creates empty files under `dir` until its filesystem has no inode left; returns them.
+inline std::vector<std::filesystem::path> take_all_inodes(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> fillers;
+  for (;;) {
+    const std::filesystem::path f = dir / ("inode-" + std::to_string(fillers.size()));
+    const int fd = ::open(f.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) return fillers;
+    ::close(fd);
+    fillers.push_back(f);
+  }
 }
 
 }  // namespace handoff::test
