@@ -555,7 +555,7 @@ TEST_CASE("the same child sent by 8 threads at once: one put, the others duplica
 // Found by this test: expire_tombstones removes done/<key>, but the retire entry stays in the
 // journal and recovery writes the file again, so after a restart the resend is a duplicate once
 // more (until the next sweep). /work/qtests-bugs.md #2.
-TEST_CASE("an expired tombstone stays expired after a restart" * doctest::may_fail()) {
+TEST_CASE("an expired tombstone stays expired after a restart") {
   temp_dir tmp;
   const fs::path dir = tmp.path() / "queue";
   const completion c = make_completion("p", "c");
@@ -576,7 +576,7 @@ TEST_CASE("an expired tombstone stays expired after a restart" * doctest::may_fa
 // Found by this test: a tombstone file the disk refused is kept only in memory
 // (unwritten_tombstones_), yet compact() removes the segment holding its retire entry; after a
 // restart nothing remembers the delivery and a resend is taken as new (/work/qtests-bugs.md #3).
-TEST_CASE("a tombstone the disk refused outlives the segment that held its retirement" * doctest::may_fail()) {
+TEST_CASE("a tombstone the disk refused outlives the segment that held its retirement") {
   temp_dir tmp;
   small_disk small(tmp, "size=2m,nr_inodes=64");
   if (!small.usable()) return;
@@ -647,7 +647,7 @@ TEST_CASE("segments whose removal a crash undid: nothing consumed comes back, he
 // Found by this test: recovery takes the next seq from the entries left in the journal; when a
 // rotation right after a retirement leaves only an empty segment, seqs start again at 1 and a
 // new result gets the seq a delivered one had (/work/qtests-bugs.md #4).
-TEST_CASE("seqs keep increasing across restarts after the segments holding them went" * doctest::may_fail()) {
+TEST_CASE("seqs keep increasing across restarts after the segments holding them went") {
   temp_dir tmp;
   const fs::path dir = tmp.path() / "queue";
   constexpr std::size_t segment_bytes = 4096;
