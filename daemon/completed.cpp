@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "offload.hpp"
+#include "queue_put.hpp"
 #include "service.hpp"
 
 namespace handoff::daemon {
@@ -23,8 +24,7 @@ asio::awaitable<reply> service::completed(std::shared_ptr<connection>, rpc::comp
 
   pending_queue::put_outcome outcome;
   try {
-    auto work = [this, &info, &text] { return queue_.put(info, text); };
-    outcome = co_await offload(pool_, work);
+    outcome = co_await queue_put(pool_, queue_, info, text);
   } catch (const queue_conflict& e) {
     throw rpc_error(errc::conflict, e.what());
   } catch (const queue_error& e) {

@@ -11,7 +11,6 @@
 #include <spdlog/spdlog.h>
 
 #include "offload.hpp"
-#include "queue_text_files.hpp"
 #include "service.hpp"
 
 namespace handoff::daemon {
@@ -209,13 +208,12 @@ asio::awaitable<service::built_batch> service::build(std::vector<held_result> re
   auto work = [this, &results, &options] {
     std::vector<mapped_file> texts;
     std::vector<batch_input> inputs;
-    queue_text_files files(queue_);  // a cut result's artifact links the queue's file
     texts.reserve(results.size());
     inputs.reserve(results.size());
     for (const auto& r : results) {
       texts.push_back(queue_.open_text(r));
       inputs.push_back(batch_input{r.info.child_id, r.info.title, r.info.status, r.info.error,
-                                   texts.back().view(), r.sha256, files.find(r.sha256)});
+                                   texts.back().view(), r.sha256, queue_.linkable_text(r)});  // a large text's artifact links the queue's file
     }
     built_batch out{build_batch(inputs, options, &store_), {}};
     for (const auto& s : out.b.sections) {

@@ -27,14 +27,12 @@ unique_fd open_queue_area(const pending_queue& queue, const char* name) {
   return unique_fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
-// The sha256s the queue references now (see store_hygiene.hpp), from its texts/ and done/.
+// The sha256s the queue references now (see store_hygiene.hpp): what it holds, and what its
+// tombstones in done/ name.
 sha256_set queue_references(const pending_queue& queue, std::int64_t delivered_since_unix_ms,
                             std::vector<std::string>& problems) {
   sha256_set refs;
-  if (unique_fd texts = open_queue_area(queue, "texts")) {
-    for (const std::string& name : list_names(texts.get()))
-      if (auto sha = hash_stem(name, ".txt")) refs.insert(std::move(*sha));
-  }
+  for (std::string& sha : queue.held_texts()) refs.insert(std::move(sha));
   if (unique_fd done = open_queue_area(queue, "done")) {
     for (const std::string& name : list_names(done.get())) {
       if (name.starts_with(temp_prefix)) continue;
@@ -52,9 +50,7 @@ sha256_set queue_references(const pending_queue& queue, std::int64_t delivered_s
   return refs;
 }
 
-bool queue_holds_text(const pending_queue& queue, std::string_view sha256) {
-  return ::faccessat(AT_FDCWD, queue.text_path(sha256).c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-}
+bool queue_holds_text(const pending_queue& queue, std::string_view sha256) { return queue.holds_text(sha256); }
 
 }  // namespace
 

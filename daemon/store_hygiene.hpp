@@ -2,15 +2,13 @@
 // knows of, and the queue's tombstone expiry: what `daemon/gc` and the periodic run do.
 //
 // An artifact is referenced, and kept whatever its age and the quota, when
-//   - the queue holds a result with the same text (texts/<sha256>.txt): completed and not yet
+//   - the queue holds a result with the same text (pending_queue::held_texts, which also counts
+//     results leaving whose tombstone file is not written yet): completed and not yet
 //     delivered, or sent in an auto-delivery the parent has not acknowledged; or
 //   - a result with that text left the queue less than keep_delivered ago (its tombstone in
 //     done/ says when): the parent may still page the artifact its footer points to.
-// Both are read from the queue's directory, not from the daemon's memory, because the disk is
-// ahead of the memory: a completion's text is stored before the daemon registers it, and a
-// tombstone is written before the text is removed. Right before each removal the queue's
-// texts/ is checked again, so a completion that arrived with the same text after the plan
-// keeps its artifact.
+// Right before each removal the queue is asked again (holds_text), so a completion that arrived
+// with the same text after the plan keeps its artifact.
 //
 // Blocking (directory listings, unlinks, fsync): call on the worker pool.
 #pragma once

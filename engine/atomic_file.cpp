@@ -53,11 +53,11 @@ class temp_guard {
 
 // The bytes, then the mode (fchmod: independent of the umask), then fsync, before any name
 // points at the file.
-void fill(int fd, std::string_view bytes, std::string_view what) {
+void fill(int fd, std::string_view bytes, std::string_view what, when_synced sync) {
   const std::string w(what);
   write_all(fd, bytes, "writing " + w);
   if (::fchmod(fd, 0600) != 0) throw fs_error(errno, "setting the mode of " + w);
-  sync_or_throw(fd, "syncing " + w);
+  if (sync == when_synced::before_return) sync_or_throw(fd, "syncing " + w);
 }
 
 // Errors with which a kernel or filesystem says "no O_TMPFILE here".
@@ -66,13 +66,13 @@ bool tmpfile_unsupported(int err) { return err == EOPNOTSUPP || err == EISDIR ||
 // O_TMPFILE path: the file has no name until it is complete, so a crash leaves nothing.
 // Returns nullopt when it cannot be used here (then the caller takes the named path).
 std::optional<bool> publish_anonymous(int dir_fd, const std::string& name, std::string_view bytes,
-                                      std::string_view what) {
+                                      std::string_view what, when_synced sync) {
   unique_fd fd(::openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
   if (!fd) {
     if (tmpfile_unsupported(errno)) return std::nullopt;
     throw fs_error(errno, "creating a temp file for " + std::string(what));
   }
-  fill(fd.get(), bytes, what);
+  fill(fd.get(), bytes, what, sync);
   const int err = link_open_file(fd.get(), dir_fd, name);
   if (err == EEXIST) return false;
   if (err == ENOENT) return std::nullopt;  // no /proc and no capability: use a named temp
@@ -82,7 +82,7 @@ std::optional<bool> publish_anonymous(int dir_fd, const std::string& name, std::
 
 // Named temp path: O_CREAT|O_EXCL|O_NOFOLLOW never reuses or follows anything planted.
 bool publish_named(int dir_fd, const std::string& name, std::string_view bytes,
-                   publish_mode mode, std::string_view what) {
+                   publish_mode mode, std::string_view what, when_synced sync) {
   const std::string w(what);
   unique_fd fd;
   std::string tmp;
@@ -96,7 +96,7 @@ bool publish_named(int dir_fd, const std::string& name, std::string_view bytes,
     }
   }
   temp_guard guard(dir_fd, tmp);
-  fill(fd.get(), bytes, what);
+  fill(fd.get(), bytes, what, sync);
   if (mode == publish_mode::replace) {
     if (::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
       throw fs_error(errno, "publishing " + w);
@@ -123,15 +123,16 @@ bool publish_named(int dir_fd, const std::string& name, std::string_view bytes,
 }  // namespace
 
 bool write_file_atomically(int dir_fd, const std::string& name, std::string_view bytes,
-                           publish_mode mode, std::string_view what, temp_method method) {
+                           publish_mode mode, std::string_view what, temp_method method,
+                           when_synced sync) {
   std::optional<bool> published;
   if (method == temp_method::automatic && mode == publish_mode::no_replace) {
-    published = publish_anonymous(dir_fd, name, bytes, what);
+    published = publish_anonymous(dir_fd, name, bytes, what, sync);
   }
-  if (!published) published = publish_named(dir_fd, name, bytes, mode, what);
+  if (!published) published = publish_named(dir_fd, name, bytes, mode, what, sync);
   if (!*published) return false;
   // The new name is durable only once the directory entry is.
-  sync_or_throw(dir_fd, "syncing the directory of " + std::string(what));
+  if (sync == when_synced::before_return) sync_or_throw(dir_fd, "syncing the directory of " + std::string(what));
   return true;
 }
 

@@ -21,6 +21,12 @@ enum class temp_method {
   named,      // always a named O_CREAT|O_EXCL|O_NOFOLLOW temp (tests; odd filesystems)
 };
 
+enum class when_synced {
+  before_return,  // the file and its directory entry are durable when the call returns
+  by_caller,      // neither is synced: the caller fsyncs the file and the directory later
+                  // (the queue's tombstones, which its journal already holds durably)
+};
+
 // Writes `bytes` as `name` in the directory open at `dir_fd`, mode 0600 whatever the umask:
 // temp file, write, fchmod, fsync, publish, fsync of the directory.
 // Returns false when mode is no_replace and `name` already exists (nothing is written then).
@@ -29,7 +35,8 @@ enum class temp_method {
 // fsync fails the file is complete but may not survive a power loss; that is thrown as well.
 bool write_file_atomically(int dir_fd, const std::string& name, std::string_view bytes,
                            publish_mode mode, std::string_view what,
-                           temp_method method = temp_method::automatic);
+                           temp_method method = temp_method::automatic,
+                           when_synced sync = when_synced::before_return);
 
 // Names in the directory open at `dir_fd`, without "." and "..". Throws fs_error.
 std::vector<std::string> list_names(int dir_fd);

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <system_error>
@@ -20,24 +21,40 @@ mapped_file::mapped_file(int fd) {
     throw std::system_error(std::make_error_code(std::errc::invalid_argument),
                             "mapped_file: not a regular file");
   }
-  if (st.st_size == 0) return;  // mmap of length 0 is EINVAL; an empty view says it all
-  const auto size = static_cast<std::size_t>(st.st_size);
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap");
-  data_ = static_cast<const char*>(p);
-  size_ = size;
+  *this = mapped_file(fd, 0, static_cast<std::size_t>(st.st_size));
+}
+
+// A range of a journal segment: segments only grow while mapped (a torn tail is cut before
+// anything maps it), so the range stays backed.
+mapped_file::mapped_file(int fd, std::size_t offset, std::size_t length) {
+  if (length == 0) return;  // mmap of length 0 is EINVAL; an empty view says it all
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t start = offset - offset % page;
+  mapped_ = length + (offset - start);
+  base_ = ::mmap(nullptr, mapped_, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
+  if (base_ == MAP_FAILED) {
+    base_ = nullptr;
+    throw std::system_error(errno, std::generic_category(), "mmap");
+  }
+  data_ = static_cast<const char*>(base_) + (offset - start);
+  size_ = length;
 }
 
 mapped_file::~mapped_file() {
-  if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+  if (base_ != nullptr) ::munmap(base_, mapped_);
 }
 
 mapped_file::mapped_file(mapped_file&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : base_(std::exchange(other.base_, nullptr)),
+      mapped_(std::exchange(other.mapped_, 0)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
 
 mapped_file& mapped_file::operator=(mapped_file&& other) noexcept {
   if (this != &other) {
-    if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+    if (base_ != nullptr) ::munmap(base_, mapped_);
+    base_ = std::exchange(other.base_, nullptr);
+    mapped_ = std::exchange(other.mapped_, 0);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
   }

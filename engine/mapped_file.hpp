@@ -13,6 +13,9 @@ class mapped_file {
   // Maps the regular file open at `fd` (the fd may be closed afterwards). Throws
   // std::system_error on failure. An empty file maps to an empty view.
   explicit mapped_file(int fd);
+  // Maps `length` bytes at `offset` of the file open at `fd` (any offset: the mapping starts at
+  // the page below it). The range must lie inside the file. Throws std::system_error.
+  mapped_file(int fd, std::size_t offset, std::size_t length);
   ~mapped_file();
   mapped_file(mapped_file&& other) noexcept;
   mapped_file& operator=(mapped_file&& other) noexcept;
@@ -22,6 +25,8 @@ class mapped_file {
   std::string_view view() const noexcept { return {data_, size_}; }
 
  private:
+  void* base_ = nullptr;       // what mmap returned (page aligned)
+  std::size_t mapped_ = 0;     // bytes mapped from base_
   const char* data_ = nullptr;
   std::size_t size_ = 0;
 };

@@ -1,13 +1,16 @@
+// The queue's public calls: each checks what memory knows, then hands a change to the writer
+// (queue_writer.cpp) and answers when its group is on disk.
 #include "engine/pending_queue.hpp"
 
 #include <algorithm>
+#include <future>
 #include <stdexcept>
-#include <unordered_set>
 
 #include "engine/atomic_file.hpp"
+#include "engine/journal_entry.hpp"
 #include "engine/private_dir.hpp"
+#include "engine/queue_change.hpp"
 #include "engine/queue_disk.hpp"
-#include "engine/queue_files.hpp"
 #include "engine/sha256.hpp"
 
 namespace handoff {
@@ -24,71 +27,117 @@ std::string describe(const completion& c) {
   return "child \"" + c.child_id + "\" of parent \"" + c.parent_id + "\"";
 }
 
+std::string checked_meta(std::string meta, const std::string& what) {
+  if (meta.size() > max_entry_meta_bytes) {
+    throw std::invalid_argument(what + " would exceed " + std::to_string(max_entry_meta_bytes) + " bytes");
+  }
+  return meta;
+}
+
 }  // namespace
 
 // The queue directory is checked (ours, 0700, not a symlink) before anything is created in it.
-pending_queue::pending_queue(std::filesystem::path dir)
+pending_queue::pending_queue(std::filesystem::path dir, queue_options options)
     : dir_(normalize_dir(dir)),
+      options_(options),
       dir_fd_(open_private_dir(dir_, what_dir)),
       texts_(dir_ / "texts", when_moved::refuse, "queued text"),
       texts_fd_(open_area(dir_fd_.get(), dir_, "texts")),
-      records_fd_(open_area(dir_fd_.get(), dir_, "records")),
-      deliveries_fd_(open_area(dir_fd_.get(), dir_, "deliveries")),
-      done_fd_(open_area(dir_fd_.get(), dir_, "done")) {}
+      done_fd_(open_area(dir_fd_.get(), dir_, "done")),
+      journal_(dir_fd_.get(), dir_),
+      writer_([this] { write_loop(); }) {}
 
-pending_queue::~pending_queue() = default;
+pending_queue::~pending_queue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_writer_.notify_all();
+  writer_.join();
+}
 
 void pending_queue::require_recovered() const {
   if (!recovered_) throw std::logic_error("pending_queue: call recover() before using the queue");
 }
 
-pending_queue::put_outcome pending_queue::put(const completion& c, std::string_view final_text) {
-  // Hashing and measuring need no shared state: done before taking the lock.
-  const std::string key = completion_key(c.parent_id, c.child_id);
-  const std::string sha = sha256_hex(final_text);
-  const text_shape shape = measure(final_text);
+void pending_queue::submit(std::shared_ptr<change> c) {
+  submitted_.push_back(std::move(c));
+  wake_writer_.notify_one();
+}
 
-  std::lock_guard lock(mutex_);
-  const publish_on_exit publish{*this};
-  require_recovered();
-  if (const auto it = by_key_.find(key); it != by_key_.end()) {
-    if (it->second.held.sha256 != sha) {
-      throw queue_conflict(describe(c) + " already completed with another final text");
-    }
-    return {it->second.held, true, false};
-  }
-  if (const auto t = find_tombstone(key)) {
-    if (t->sha256 != sha) {
-      throw queue_conflict(describe(c) + " was already delivered with another final text");
-    }
-    return {held_result{t->seq, c, sha, shape, 0}, true, true};
-  }
+// Hashing, measuring and encoding need no shared state: done before taking the lock. Throws
+// std::invalid_argument for what cannot be stored (not UTF-8).
+std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion& c, std::string_view text) {
+  auto ch = std::make_shared<change>();
+  ch->what = change::kind::put;
+  ch->key = completion_key(c.parent_id, c.child_id);
+  ch->held = held_result{0, c, sha256_hex(text), measure(text), unix_ms_now()};
+  ch->place = text.size() >= options_.file_text_bytes ? text_place::in_file : text_place::in_journal;
+  ch->text = text;
+  encode_put(ch->held, ch->place);  // refuses non-UTF-8 before anything is queued
+  return ch;
+}
 
-  const held_result held{next_seq_, c, sha, shape, unix_ms_now()};
-  const std::string record = encode_record(held);  // refuses non-UTF-8 before any write
-  if (record.size() > max_queue_file_bytes) {
-    throw std::invalid_argument("the record of " + describe(c) + " would exceed " +
-                                std::to_string(max_queue_file_bytes) + " bytes");
-  }
-  // The text first: a record on disk always has its text.
-  const artifact_ref text = texts_.save(final_text, sha);
-  if (!text.saved) throw queue_error("the final text was not stored: " + text.error);
-  const std::string name = record_file_name(key);
+void pending_queue::put_async(const completion& c, std::string_view final_text, put_callback done) {
+  std::shared_ptr<change> ch;
   try {
-    write_file_atomically(records_fd_.get(), name, record, publish_mode::replace,
-                          "the queue record");
-  } catch (const fs_error& e) {
-    // Leave nothing behind: no record (its directory fsync may be what failed), and the text
-    // only while another record uses it.
-    remove_name(records_fd_.get(), name, name);
-    if (!text_refs_.contains(sha)) remove_name(texts_fd_.get(), sha + ".txt", sha);
-    throw queue_error(std::string("the completion was not stored: ") + e.what());
+    ch = make_put(c, final_text);
+  } catch (...) {
+    done(std::current_exception(), {});
+    return;
   }
-  ++next_seq_;
-  by_key_.emplace(key, entry{held});
-  key_by_seq_.emplace(held.seq, key);
-  ++text_refs_[sha];
-  return {held, false, false};
+  ch->done = std::move(done);
+  std::exception_ptr error;
+  put_outcome answer;
+  {
+    std::lock_guard lock(mutex_);
+    require_recovered();
+    const held_result& h = ch->held;
+    if (const auto it = by_key_.find(ch->key); it != by_key_.end()) {
+      if (it->second.held.sha256 != h.sha256) {
+        error = std::make_exception_ptr(queue_conflict(describe(c) + " already completed with another final text"));
+      } else {
+        answer = {it->second.held, true, false};
+      }
+    } else if (const auto p = putting_.find(ch->key); p != putting_.end()) {
+      p->second.push_back(ch);  // asked again once the first one is settled
+      return;
+    } else if (const auto t = find_tombstone(ch->key)) {
+      if (t->sha256 != h.sha256) {
+        error = std::make_exception_ptr(queue_conflict(describe(c) + " was already delivered with another final text"));
+      } else {
+        answer = {held_result{t->seq, c, h.sha256, h.shape, 0}, true, true};
+      }
+    } else {
+      ch->held.seq = next_seq_;
+      const std::size_t text_bytes = ch->place == text_place::in_journal ? final_text.size() : 0;
+      try {
+        ch->heads.push_back(encode_entry_head(
+            entry_kind::put, checked_meta(encode_put(ch->held, ch->place), "the record of " + describe(c)), text_bytes));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      if (!error) {
+        ++next_seq_;
+        putting_[ch->key];
+        submit(ch);
+        return;
+      }
+    }
+  }
+  ch->done(error, answer);
+}
+
+pending_queue::put_outcome pending_queue::put(const completion& c, std::string_view final_text) {
+  std::promise<put_outcome> promise;
+  put_async(c, final_text, [&promise](std::exception_ptr error, put_outcome outcome) {
+    if (error) {
+      promise.set_exception(error);
+    } else {
+      promise.set_value(std::move(outcome));
+    }
+  });
+  return promise.get_future().get();
 }
 
 bool pending_queue::was_delivered(std::string_view parent_id, std::string_view child_id) const {
@@ -98,122 +147,132 @@ bool pending_queue::was_delivered(std::string_view parent_id, std::string_view c
 }
 
 std::optional<tombstone> pending_queue::find_tombstone(const std::string& key) const {
+  if (const auto it = recent_tombstones_.find(key); it != recent_tombstones_.end()) return it->second;
   if (const auto it = unwritten_tombstones_.find(key); it != unwritten_tombstones_.end()) return it->second;
+  if (const auto it = unfiled_tombstones_.find(key); it != unfiled_tombstones_.end()) return it->second;
   std::string why;
   const auto bytes = read_queue_file(done_fd_.get(), key, "done/" + key, why);
   return bytes ? decode_tombstone(*bytes, why) : std::nullopt;
 }
 
 mapped_file pending_queue::open_text(const held_result& r) const {
-  // Reads through the directory opened at start (texts_ never reopens it): no queue lock needed.
+  location where;
+  int fd = -1;
+  {
+    std::lock_guard lock(mutex_);
+    const auto k = key_by_seq_.find(r.seq);
+    const auto it = k == key_by_seq_.end() ? by_key_.end() : by_key_.find(k->second);
+    if (it == by_key_.end()) {
+      throw queue_error("the final text of result " + std::to_string(r.seq) + " is no longer in the queue");
+    }
+    where = it->second.where;
+    // The fd stays open while we map: segments are removed by the writer only once nothing
+    // held is in them, and this result is held.
+    if (where.place == text_place::in_journal) fd = journal_.segment_fd(where.segment);
+    if (where.place == text_place::in_journal) return mapped_file(fd, where.text_offset, r.shape.bytes);
+  }
   std::optional<mapped_file> text = texts_.open(r.sha256);
   if (!text) {
-    throw queue_error("the final text of result " + std::to_string(r.seq) +
-                      " is no longer in the queue");
+    throw queue_error("the final text of result " + std::to_string(r.seq) + " is no longer in the queue");
   }
   return std::move(*text);
 }
 
-std::filesystem::path pending_queue::text_path(std::string_view sha256) const {
-  return texts_.path_of(sha256);
+std::optional<std::filesystem::path> pending_queue::text_file(const held_result& r) const {
+  std::lock_guard lock(mutex_);
+  const auto k = key_by_seq_.find(r.seq);
+  if (k == key_by_seq_.end()) return std::nullopt;
+  const auto it = by_key_.find(k->second);
+  if (it == by_key_.end() || it->second.where.place != text_place::in_file) return std::nullopt;
+  return texts_.path_of(r.sha256);
+}
+
+std::optional<handoff::text_file> pending_queue::linkable_text(const held_result& r) const {
+  std::lock_guard lock(mutex_);
+  const auto k = key_by_seq_.find(r.seq);
+  if (k == key_by_seq_.end()) return std::nullopt;
+  const auto it = by_key_.find(k->second);
+  if (it == by_key_.end() || it->second.where.place != text_place::in_file) return std::nullopt;
+  return handoff::text_file{texts_fd_.get(), r.sha256 + ".txt"};
+}
+
+std::vector<std::string> pending_queue::held_texts() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> out;
+  out.reserve(text_refs_.size());
+  for (const auto& [sha, ref] : text_refs_) out.push_back(sha);
+  for (const auto& [key, t] : recent_tombstones_) out.push_back(t.sha256);
+  return out;
+}
+
+bool pending_queue::holds_text(std::string_view sha256) const {
+  std::lock_guard lock(mutex_);
+  if (text_refs_.contains(std::string(sha256))) return true;
+  return std::any_of(recent_tombstones_.begin(), recent_tombstones_.end(),
+                     [&](const auto& kv) { return kv.second.sha256 == sha256; });
 }
 
 void pending_queue::begin_delivery(const stored_delivery& d) {
   if (d.delivery_id.empty()) throw std::invalid_argument("a delivery needs an id");
-  const std::string bytes = encode_delivery(d);
-  if (bytes.size() > max_queue_file_bytes) {
-    throw std::invalid_argument("delivery " + d.delivery_id + " would exceed " +
-                                std::to_string(max_queue_file_bytes) + " bytes");
-  }
-  std::lock_guard lock(mutex_);
-  const publish_on_exit publish{*this};
+  auto ch = std::make_shared<change>();
+  ch->what = change::kind::delivery;
+  ch->delivery = d;
+  ch->heads.push_back(encode_entry_head(
+      entry_kind::delivery, checked_meta(encode_delivery(d), "delivery " + d.delivery_id), 0));
+  std::unique_lock lock(mutex_);
   require_recovered();
-  try {
-    write_file_atomically(deliveries_fd_.get(), delivery_file_name(d.delivery_id), bytes,
-                          publish_mode::replace, "the delivery record");
-  } catch (const fs_error& e) {
-    throw queue_error(std::string("the delivery was not recorded: ") + e.what());
-  }
-  deliveries_[d.delivery_id] = d;
+  submit(ch);
+  settled_.wait(lock, [&] { return ch->finished; });
+  if (ch->error) std::rethrow_exception(ch->error);
 }
 
 std::vector<std::string> pending_queue::complete_delivery(std::string_view delivery_id) {
-  std::lock_guard lock(mutex_);
-  const publish_on_exit publish{*this};
-  require_recovered();
-  const auto it = deliveries_.find(std::string(delivery_id));
-  if (it == deliveries_.end()) return {};
-  std::vector<std::string> keys;
-  for (const std::uint64_t seq : it->second.seqs) {
-    if (const auto k = key_by_seq_.find(seq); k != key_by_seq_.end()) keys.push_back(k->second);
+  std::vector<std::uint64_t> seqs;
+  {
+    std::lock_guard lock(mutex_);
+    require_recovered();
+    const auto it = deliveries_.find(std::string(delivery_id));
+    if (it == deliveries_.end()) return {};
+    seqs = it->second.first.seqs;
   }
-  // Tombstones first, then the delivery: a crash in between only leaves a delivery whose
-  // results are gone, which recovery drops.
-  std::vector<std::string> failures = retire(keys);
-  const std::string name = delivery_file_name(delivery_id);
-  if (std::string err = remove_name(deliveries_fd_.get(), name, "deliveries/" + name);
-      !err.empty()) {
-    failures.push_back(std::move(err));
-  }
-  sync_quietly(deliveries_fd_.get());
-  deliveries_.erase(it);
-  return failures;
+  return retire_blocking(seqs, std::string(delivery_id));
 }
 
 std::vector<std::string> pending_queue::consume(const std::vector<std::uint64_t>& seqs) {
-  std::lock_guard lock(mutex_);
-  const publish_on_exit publish{*this};
-  require_recovered();
-  std::vector<std::string> keys;
-  for (const std::uint64_t seq : seqs) {
-    if (const auto k = key_by_seq_.find(seq); k != key_by_seq_.end()) keys.push_back(k->second);
-  }
-  return retire(keys);
+  return retire_blocking(seqs, {});
 }
 
-// Each result leaves as: tombstone written (fsynced), then record and unused text removed.
-// A crash between the two leaves a record and its tombstone; recovery lets the tombstone win.
-std::vector<std::string> pending_queue::retire(const std::vector<std::string>& keys) {
-  std::vector<std::string> failures;
+// Memory lets go at once (nothing can consume a result twice); the disk follows with the group.
+std::vector<std::string> pending_queue::retire_blocking(const std::vector<std::uint64_t>& seqs, std::string ack_id) {
+  auto ch = std::make_shared<change>();
+  ch->what = change::kind::retire;
   const std::int64_t now = unix_ms_now();
-  for (const std::string& key : keys) {
-    const auto it = by_key_.find(key);
-    if (it == by_key_.end()) continue;  // listed twice
-    const held_result held = std::move(it->second.held);
+  std::unique_lock lock(mutex_);
+  require_recovered();
+  for (const std::uint64_t seq : seqs) {
+    const auto k = key_by_seq_.find(seq);
+    if (k == key_by_seq_.end()) continue;  // unknown, or listed twice
+    const auto it = by_key_.find(k->second);
+    const tombstone t{it->second.held.sha256, seq, now};
+    ch->heads.push_back(encode_entry_head(entry_kind::retire, encode_retire(it->first, t), 0));
+    ch->retired.push_back({it->first, t, it->second.where.segment, it->second.where.place});
+    recent_tombstones_[it->first] = t;  // resends are recognised from now on
     by_key_.erase(it);
-    key_by_seq_.erase(held.seq);
-    const tombstone t{held.sha256, held.seq, now};
-    auto refs = text_refs_.find(held.sha256);
-    const bool last_use = refs != text_refs_.end() && --refs->second == 0;
-    if (last_use) text_refs_.erase(refs);
-    try {
-      write_file_atomically(done_fd_.get(), key, encode_tombstone(t), publish_mode::replace,
-                            "a tombstone");
-      ++tombstone_count_;
-    } catch (const fs_error& e) {
-      unwritten_tombstones_[key] = t;  // resends are still recognised while we run
-      // Keep the record (and its text) on disk: after a restart it is delivered again.
-      failures.push_back("result " + std::to_string(held.seq) + " stays on disk and will be " +
-                         "delivered again after a restart: " + e.what());
-      continue;
-    }
-    const std::string record = record_file_name(key);
-    if (std::string err = remove_name(records_fd_.get(), record, "records/" + record);
-        !err.empty()) {
-      failures.push_back(std::move(err));
-    }
-    if (last_use) {
-      const std::string text = held.sha256 + ".txt";
-      if (std::string err = remove_name(texts_fd_.get(), text, "texts/" + text); !err.empty()) {
-        failures.push_back(std::move(err));
-      }
+    key_by_seq_.erase(k);
+  }
+  if (!ack_id.empty()) {
+    if (const auto it = deliveries_.find(ack_id); it != deliveries_.end()) {
+      ch->ack_segment = it->second.second;
+      ch->heads.push_back(encode_entry_head(entry_kind::acknowledged, encode_acknowledged(ack_id), 0));
+      ch->ack_id = std::move(ack_id);
+      deliveries_.erase(it);
     }
   }
-  if (!keys.empty()) {
-    sync_quietly(records_fd_.get());
-    sync_quietly(texts_fd_.get());
-  }
-  return failures;
+  if (ch->heads.empty()) return {};
+  publish_stats();
+  submit(ch);
+  settled_.wait(lock, [&] { return ch->finished; });
+  return ch->problems;
 }
 
 pending_queue::stats pending_queue::statistics() const {
@@ -224,32 +283,47 @@ pending_queue::stats pending_queue::statistics() const {
 void pending_queue::publish_stats() noexcept {
   stats s;
   s.results = by_key_.size();
-  try {
-    std::unordered_set<std::string_view> counted;
-    for (const auto& [key, e] : by_key_) {
-      if (counted.insert(e.held.sha256).second) s.text_bytes += e.held.shape.bytes;
-    }
-  } catch (const std::bad_alloc&) {
-    std::lock_guard lock(stats_mutex_);
-    s.text_bytes = snapshot_.text_bytes;  // out of memory: keep the last byte count
-  }
+  s.text_bytes = text_bytes_;
   s.deliveries = deliveries_.size();
-  s.tombstones = tombstone_count_ + unwritten_tombstones_.size();
+  s.tombstones = tombstone_count_ + recent_tombstones_.size() + unwritten_tombstones_.size() + unfiled_tombstones_.size();
+  s.journal_bytes = journal_bytes_;
+  s.groups = groups_;
+  s.changes = changes_;
   std::lock_guard lock(stats_mutex_);
   snapshot_ = s;
 }
 
+void pending_queue::add_text_use(const std::string& sha, std::size_t bytes) {
+  text_ref& r = text_refs_[sha];
+  if (r.uses++ == 0) {
+    r.bytes = bytes;
+    text_bytes_ += bytes;
+  }
+}
+
+bool pending_queue::drop_text_use(const std::string& sha) {
+  const auto it = text_refs_.find(sha);
+  if (it == text_refs_.end() || --it->second.uses > 0) return false;
+  text_bytes_ -= it->second.bytes;
+  text_refs_.erase(it);
+  return true;
+}
+
 std::size_t pending_queue::expire_tombstones(std::chrono::seconds age) {
-  std::lock_guard lock(mutex_);
-  const publish_on_exit publish{*this};
-  require_recovered();
   const std::int64_t cutoff = unix_ms_now() - age.count() * 1000;
   std::size_t expired = 0;
-  std::erase_if(unwritten_tombstones_, [&](const auto& kv) {
-    const bool old = kv.second.done_unix_ms <= cutoff;
-    expired += old ? 1 : 0;
-    return old;
-  });
+  {
+    std::lock_guard lock(mutex_);
+    require_recovered();
+    std::erase_if(unwritten_tombstones_, [&](const auto& kv) {
+      const bool old = kv.second.done_unix_ms <= cutoff;
+      expired += old ? 1 : 0;
+      return old;
+    });
+    publish_stats();
+  }
+  // done/ is read without the lock: the writer only adds files, and a file written meanwhile
+  // is too young to expire.
   std::size_t removed_files = 0;
   for (const std::string& name : list_names(done_fd_.get())) {
     if (!hash_stem(name, "")) continue;  // temp files and strangers: recovery's business
@@ -259,8 +333,19 @@ std::size_t pending_queue::expire_tombstones(std::chrono::seconds age) {
     const auto t = bytes ? decode_tombstone(*bytes, why) : std::nullopt;
     if (t && t->done_unix_ms <= cutoff && remove_name(done_fd_.get(), name, "").empty()) ++removed_files;
   }
-  tombstone_count_ -= std::min(tombstone_count_, removed_files);
   if (removed_files != 0) sync_quietly(done_fd_.get());
+  // Recovery rewrites tombstone files from retire entries still in the journal: it must not
+  // bring back what expired. Best effort: if this fails, a restart recognises those resends a
+  // while longer.
+  try {
+    write_file_atomically(dir_fd_.get(), std::string(expired_file), std::to_string(cutoff), publish_mode::replace,
+                          "the tombstone expiry time");
+  } catch (const fs_error&) {
+  }
+  std::lock_guard lock(mutex_);
+  expired_before_ms_ = std::max(expired_before_ms_, cutoff);
+  tombstone_count_ -= std::min(tombstone_count_, removed_files);
+  publish_stats();
   return expired + removed_files;
 }
 

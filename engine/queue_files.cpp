@@ -100,16 +100,59 @@ std::string delivery_file_name(std::string_view delivery_id) {
 
 std::string record_file_name(std::string_view key) { return std::string(key) + ".json"; }
 
-std::string encode_record(const held_result& r) {
+namespace {
+
+json record_json(const held_result& r) {
+  return {{"format", format_version},
+          {"seq", r.seq},
+          {"parent_id", r.info.parent_id},
+          {"child_id", r.info.child_id},
+          {"title", r.info.title},
+          {"status", to_string(r.info.status)},
+          {"error", r.info.error},
+          {"sha256", r.sha256},
+          {"completed_unix_ms", r.completed_unix_ms}};
+}
+
+held_result record_fields(const json& j) {
+  held_result r;
+  r.seq = seq_field(field(j, "seq"), "seq");
+  r.info.parent_id = text_field(j, "parent_id");
+  r.info.child_id = text_field(j, "child_id");
+  r.info.title = text_field(j, "title");
+  const auto status = parse_result_status(text_field(j, "status"));
+  if (!status) throw bad_field("\"status\" is not done, error or cancelled");
+  r.info.status = *status;
+  r.info.error = text_field(j, "error");
+  r.sha256 = hash_field(j, "sha256");
+  r.completed_unix_ms = time_field(j, "completed_unix_ms");
+  return r;
+}
+
+}  // namespace
+
+std::string encode_record(const held_result& r) { return dump(record_json(r)); }
+
+std::string encode_put(const held_result& r, text_place where) {
+  json j = record_json(r);
+  j["text"] = where == text_place::in_journal ? "journal" : "file";
+  return dump(j);
+}
+
+std::string encode_retire(std::string_view key, const tombstone& t) {
   return dump({{"format", format_version},
-               {"seq", r.seq},
-               {"parent_id", r.info.parent_id},
-               {"child_id", r.info.child_id},
-               {"title", r.info.title},
-               {"status", to_string(r.info.status)},
-               {"error", r.info.error},
-               {"sha256", r.sha256},
-               {"completed_unix_ms", r.completed_unix_ms}});
+               {"key", std::string(key)},
+               {"seq", t.seq},
+               {"sha256", t.sha256},
+               {"done_unix_ms", t.done_unix_ms}});
+}
+
+std::string encode_mark(std::uint64_t next_seq) {
+  return dump({{"format", format_version}, {"next_seq", next_seq}});
+}
+
+std::string encode_acknowledged(std::string_view delivery_id) {
+  return dump({{"format", format_version}, {"delivery_id", std::string(delivery_id)}});
 }
 
 std::string encode_tombstone(const tombstone& t) {
@@ -128,20 +171,34 @@ std::string encode_delivery(const stored_delivery& d) {
 }
 
 std::optional<held_result> decode_record(std::string_view bytes, std::string& why) {
-  return decode<held_result>(bytes, why, [](const json& j) {
-    held_result r;
-    r.seq = seq_field(field(j, "seq"), "seq");
-    r.info.parent_id = text_field(j, "parent_id");
-    r.info.child_id = text_field(j, "child_id");
-    r.info.title = text_field(j, "title");
-    const auto status = parse_result_status(text_field(j, "status"));
-    if (!status) throw bad_field("\"status\" is not done, error or cancelled");
-    r.info.status = *status;
-    r.info.error = text_field(j, "error");
-    r.sha256 = hash_field(j, "sha256");
-    r.completed_unix_ms = time_field(j, "completed_unix_ms");
+  return decode<held_result>(bytes, why, [](const json& j) { return record_fields(j); });
+}
+
+std::optional<decoded_put> decode_put(std::string_view bytes, std::string& why) {
+  return decode<decoded_put>(bytes, why, [](const json& j) {
+    const std::string place = text_field(j, "text");
+    if (place != "journal" && place != "file") throw bad_field("\"text\" is not journal or file");
+    return decoded_put{record_fields(j), place == "journal" ? text_place::in_journal : text_place::in_file};
+  });
+}
+
+std::optional<decoded_retire> decode_retire(std::string_view bytes, std::string& why) {
+  return decode<decoded_retire>(bytes, why, [](const json& j) {
+    decoded_retire r;
+    r.key = hash_field(j, "key");
+    r.t.seq = seq_field(field(j, "seq"), "seq");
+    r.t.sha256 = hash_field(j, "sha256");
+    r.t.done_unix_ms = time_field(j, "done_unix_ms");
     return r;
   });
+}
+
+std::optional<std::uint64_t> decode_mark(std::string_view bytes, std::string& why) {
+  return decode<std::uint64_t>(bytes, why, [](const json& j) { return seq_field(field(j, "next_seq"), "next_seq"); });
+}
+
+std::optional<std::string> decode_acknowledged(std::string_view bytes, std::string& why) {
+  return decode<std::string>(bytes, why, [](const json& j) { return text_field(j, "delivery_id"); });
 }
 
 std::optional<tombstone> decode_tombstone(std::string_view bytes, std::string& why) {

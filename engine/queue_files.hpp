@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,9 +29,33 @@ std::string encode_record(const held_result& r);  // r.shape is not stored: the 
 std::string encode_tombstone(const tombstone& t);
 std::string encode_delivery(const stored_delivery& d);
 
+// Where a held result's final text is kept: inside its journal entry, or as texts/<sha256>.txt.
+enum class text_place { in_journal, in_file };
+
+// The meta parts of journal entries (journal_entry.hpp): a put is a record plus where its
+// text is; a retire is a tombstone plus the completion's key; an acknowledgement names its
+// delivery (a delivery entry's meta is encode_delivery's).
+std::string encode_put(const held_result& r, text_place where);
+std::string encode_retire(std::string_view key, const tombstone& t);
+std::string encode_acknowledged(std::string_view delivery_id);
+std::string encode_mark(std::uint64_t next_seq);
+
+struct decoded_put {
+  held_result held;
+  text_place where = text_place::in_journal;
+};
+struct decoded_retire {
+  std::string key;
+  tombstone t;
+};
+
 // Decoders return nullopt and say why in `why` when the bytes are not such a file.
 std::optional<held_result> decode_record(std::string_view bytes, std::string& why);
 std::optional<tombstone> decode_tombstone(std::string_view bytes, std::string& why);
 std::optional<stored_delivery> decode_delivery(std::string_view bytes, std::string& why);
+std::optional<decoded_put> decode_put(std::string_view bytes, std::string& why);
+std::optional<decoded_retire> decode_retire(std::string_view bytes, std::string& why);
+std::optional<std::string> decode_acknowledged(std::string_view bytes, std::string& why);
+std::optional<std::uint64_t> decode_mark(std::string_view bytes, std::string& why);  // the next seq
 
 }  // namespace handoff

@@ -1,11 +1,19 @@
-// pending_queue::recover(): rebuilds the queue's memory from what a previous run left on disk,
-// and removes what a crash can leave half-done. Every removal is reported in `problems`.
+// pending_queue::recover(): rebuilds the queue's memory by replaying the journal, cuts the tail
+// a crash tore, and removes what nothing uses any more. Every removal is reported in `problems`.
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "engine/atomic_file.hpp"
+#include "engine/journal_entry.hpp"
 #include "engine/pending_queue.hpp"
 #include "engine/queue_disk.hpp"
 #include "engine/queue_files.hpp"
@@ -17,159 +25,261 @@ namespace {
 
 bool is_temp(std::string_view name) { return name.starts_with(temp_prefix); }
 
-// One of the queue's four directories, for listing and messages.
-struct area {
-  int fd;
-  std::string name;  // "records"
-  std::string shown(std::string_view file) const { return name + "/" + std::string(file); }
-};
-
-// Calls `each` for every non-temp entry, after removing the temp files a crash left behind
-// (writes publish by rename, so a temp file is never the only copy of anything).
-void scan(const area& a, std::vector<std::string>& notes,
-          const std::function<void(const std::string&)>& each) {
-  for (const std::string& name : list_names(a.fd)) {
+// Removes the temp files a crash left in a directory (writes publish by rename, so a temp file
+// is never the only copy of anything) and returns the other names.
+std::vector<std::string> names_after_temps(int fd, const std::string& area, std::vector<std::string>& notes) {
+  std::vector<std::string> out;
+  for (std::string& name : list_names(fd)) {
     if (!is_temp(name)) {
-      each(name);
+      out.push_back(std::move(name));
       continue;
     }
-    std::string err = remove_name(a.fd, name, a.shown(name));
-    notes.push_back(err.empty() ? "removed " + a.shown(name) + ", a temp file left by a crash"
-                                : std::move(err));
+    std::string err = remove_name(fd, name, area + "/" + name);
+    notes.push_back(err.empty() ? "removed " + area + "/" + name + ", a temp file left by a crash" : std::move(err));
   }
-}
-
-void unexpected(const area& a, const std::string& name, std::vector<std::string>& notes) {
-  notes.push_back("left alone " + a.shown(name) + ": not a file the queue writes");
-}
-
-// Removes an entry that cannot be used and says why.
-void drop(const area& a, const std::string& name, const std::string& why,
-          std::vector<std::string>& notes) {
-  std::string err = remove_name(a.fd, name, a.shown(name));
-  notes.push_back(err.empty() ? "dropped " + a.shown(name) + ": " + why : std::move(err));
+  return out;
 }
 
 }  // namespace
 
 pending_queue::recovered pending_queue::recover(std::vector<std::string>* problems) {
   std::lock_guard lock(mutex_);
-  const publish_on_exit publish{*this};
   if (recovered_) throw std::logic_error("pending_queue::recover() called twice");
   std::vector<std::string> notes;
   std::uint64_t max_seq = 0;
   try {
-    recover_tombstones(notes, max_seq);
-    recover_records(notes, max_seq);
-    recover_deliveries(notes, max_seq);
+    count_tombstones(notes);
+    replay(notes, max_seq);
+    journal_.start_appending();
+    migrate_legacy(notes, max_seq);
+    count_live();
+    settle_texts(notes);
   } catch (const fs_error& e) {
-    throw queue_error(std::string("cannot recover the queue in ") + dir_.string() + ": " +
-                      e.what());
+    throw queue_error(std::string("cannot recover the queue in ") + dir_.string() + ": " + e.what());
   }
-  for (const int fd : {texts_fd_.get(), records_fd_.get(), deliveries_fd_.get(), done_fd_.get()}) sync_quietly(fd);
+  for (const std::string& name : journal_.strangers())
+    notes.push_back("left alone journal/" + name + ": not a file the queue writes");
 
   next_seq_ = max_seq + 1;
   recovered_ = true;
+  journal_bytes_ = journal_.total_bytes();
+  publish_stats();
   recovered out;
   for (const auto& [key, e] : by_key_) out.results.push_back(e.held);
   std::sort(out.results.begin(), out.results.end(),
             [](const held_result& a, const held_result& b) { return a.seq < b.seq; });
-  for (const auto& [id, d] : deliveries_) out.deliveries.push_back(d);
+  for (const auto& [id, d] : deliveries_) out.deliveries.push_back(d.first);
   // In the order they were sent, as near as the seqs tell.
-  std::sort(out.deliveries.begin(), out.deliveries.end(),
-            [](const stored_delivery& a, const stored_delivery& b) {
-              return std::tie(a.seqs.front(), a.delivery_id) <
-                     std::tie(b.seqs.front(), b.delivery_id);
-            });
+  std::sort(out.deliveries.begin(), out.deliveries.end(), [](const stored_delivery& a, const stored_delivery& b) {
+    return std::tie(a.seqs.front(), a.delivery_id) < std::tie(b.seqs.front(), b.delivery_id);
+  });
   if (problems != nullptr) problems->insert(problems->end(), notes.begin(), notes.end());
   return out;
 }
 
-void pending_queue::recover_tombstones(std::vector<std::string>& notes, std::uint64_t& max_seq) {
-  const area done{done_fd_.get(), "done"};
-  scan(done, notes, [&](const std::string& name) {
-    if (!is_sha256_hex(name)) return unexpected(done, name, notes);
-    std::string why;
-    const auto bytes = read_queue_file(done.fd, name, done.shown(name), why);
-    const auto t = bytes ? decode_tombstone(*bytes, why) : std::nullopt;
-    if (!t) return drop(done, name, why, notes);
-    max_seq = std::max(max_seq, t->seq);
+void pending_queue::count_tombstones(std::vector<std::string>& notes) {
+  for (const std::string& name : names_after_temps(done_fd_.get(), "done", notes)) {
+    if (!is_sha256_hex(name)) {
+      notes.push_back("left alone done/" + name + ": not a file the queue writes");
+      continue;
+    }
     ++tombstone_count_;
-  });
+  }
 }
 
-void pending_queue::recover_records(std::vector<std::string>& notes, std::uint64_t& max_seq) {
-  const area texts{texts_fd_.get(), "texts"};
-  const area records{records_fd_.get(), "records"};
-  // A text is hashed once however many records share it; nullopt = unusable, with why.
-  std::unordered_map<std::string, std::pair<std::optional<text_shape>, std::string>> checked;
-  const auto check_text = [&](const std::string& sha) {
-    auto [it, fresh] = checked.try_emplace(sha);
-    if (!fresh) return it->second;
-    const std::optional<mapped_file> text = texts_.open(sha);
-    if (!text) {
-      it->second.second = "its text " + texts.shown(sha + ".txt") + " is missing";
-    } else if (sha256_hex(text->view()) != sha) {
-      it->second.second = "its text " + texts.shown(sha + ".txt") + " does not match its hash";
-      drop(texts, sha + ".txt", "its content does not match its name", notes);
+void pending_queue::replay(std::vector<std::string>& notes, std::uint64_t& max_seq) {
+  const std::vector<std::uint64_t> segments = journal_.segments();
+  replay_state state{notes, max_seq, {}, {}, {}};
+  for (std::size_t i = 0; i < segments.size(); ++i) replay_segment(segments[i], i + 1 == segments.size(), state);
+  for (const auto& [seq, shown] : state.textless) {
+    const auto k = key_by_seq_.find(seq);
+    if (k == key_by_seq_.end()) continue;  // retired later on: nothing is lost
+    const std::string sha = by_key_.at(k->second).held.sha256;
+    notes.push_back("dropped the completion " + shown + ": its text texts/" + sha + ".txt is missing or does not match its hash");
+    by_key_.erase(k->second);
+    key_by_seq_.erase(k);
+  }
+  settle_tombstones(state);
+}
+
+// What is held and unacknowledged, counted against the segments it lives in.
+void pending_queue::count_live() {
+  // Deliveries go on with the results still held; one with none left is done with.
+  for (auto it = deliveries_.begin(); it != deliveries_.end();) {
+    std::erase_if(it->second.first.seqs, [&](std::uint64_t seq) { return !key_by_seq_.contains(seq); });
+    if (it->second.first.seqs.empty()) {
+      it = deliveries_.erase(it);
     } else {
-      it->second.first = measure(text->view());
+      ++live_[it->second.second];
+      ++it;
     }
-    return it->second;
-  };
-
-  scan(records, notes, [&](const std::string& name) {
-    const auto key = hash_stem(name, ".json");
-    if (!key) return unexpected(records, name, notes);
-    std::string why;
-    const auto bytes = read_queue_file(records.fd, name, records.shown(name), why);
-    std::optional<held_result> r = bytes ? decode_record(*bytes, why) : std::nullopt;
-    if (!r) return drop(records, name, why, notes);
-    if (completion_key(r->info.parent_id, r->info.child_id) != *key) {
-      return drop(records, name, "its parent and child ids do not match its name", notes);
-    }
-    if (find_tombstone(*key)) {
-      return drop(records, name, "it was already delivered (a crash came before its removal)",
-                  notes);
-    }
-    if (const auto taken = key_by_seq_.find(r->seq); taken != key_by_seq_.end()) {
-      return drop(records, name, "its seq is taken by " + record_file_name(taken->second),
-                  notes);
-    }
-    const auto& [shape, text_problem] = check_text(r->sha256);
-    if (!shape) return drop(records, name, text_problem, notes);
-    r->shape = *shape;
-    max_seq = std::max(max_seq, r->seq);
-    key_by_seq_.emplace(r->seq, *key);
-    ++text_refs_[r->sha256];
-    by_key_.emplace(*key, entry{std::move(*r)});
-  });
-
-  // Texts no record uses: left by a crash between a text and its record, or by drops above.
-  scan(texts, notes, [&](const std::string& name) {
-    const auto sha = hash_stem(name, ".txt");
-    if (!sha) return unexpected(texts, name, notes);
-    if (!text_refs_.contains(*sha)) drop(texts, name, "no record uses it", notes);
-  });
+  }
+  for (const auto& [key, e] : by_key_) {
+    ++live_[e.where.segment];
+    add_text_use(e.held.sha256, e.held.shape.bytes);
+  }
 }
 
-void pending_queue::recover_deliveries(std::vector<std::string>& notes, std::uint64_t& max_seq) {
-  const area deliveries{deliveries_fd_.get(), "deliveries"};
-  scan(deliveries, notes, [&](const std::string& name) {
-    if (!hash_stem(name, ".json")) return unexpected(deliveries, name, notes);
+// One segment, entry by entry; the first entry that does not check out ends it, and the segment
+// is cut there.
+void pending_queue::replay_segment(std::uint64_t segment, bool last, replay_state& state) {
+  const std::string shown = "journal/" + segment_name(segment);
+  const std::size_t size = journal_.segment_size(segment);
+  const mapped_file whole(journal_.segment_fd(segment), 0, size);
+  const std::string_view bytes = whole.view();
+  std::size_t at = 0;
+  while (at < bytes.size()) {
     std::string why;
-    const auto bytes = read_queue_file(deliveries.fd, name, deliveries.shown(name), why);
-    std::optional<stored_delivery> d = bytes ? decode_delivery(*bytes, why) : std::nullopt;
-    if (!d) return drop(deliveries, name, why, notes);
-    if (delivery_file_name(d->delivery_id) != name) {
-      return drop(deliveries, name, "its id does not match its name", notes);
+    const auto e = decode_entry(bytes, at, why);
+    if (!e) {
+      state.notes.push_back("cut " + shown + " at byte " + std::to_string(at) + " of " + std::to_string(size) +
+                            ": " + why +
+                            (last ? " (the tail of a group a crash interrupted; none of it was acknowledged)"
+                                  : " (a damaged segment: what follows is lost)"));
+      journal_.cut(segment, at);
+      return;
     }
-    for (const std::uint64_t seq : d->seqs) max_seq = std::max(max_seq, seq);
-    // Results consumed meanwhile are gone; the delivery carries on with the rest.
-    std::erase_if(d->seqs, [&](std::uint64_t seq) { return !key_by_seq_.contains(seq); });
-    if (d->seqs.empty()) return drop(deliveries, name, "none of its results is held", notes);
-    deliveries_.emplace(d->delivery_id, std::move(*d));
-  });
+    replay_entry(*e, bytes, segment, shown + " at byte " + std::to_string(at), state);
+    at = e->next;
+  }
+}
+
+void pending_queue::replay_entry(const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
+                                 const std::string& shown, replay_state& state) {
+  std::string why;
+  switch (e.kind) {
+    case entry_kind::put:
+      if (auto p = decode_put(e.meta, why)) return replay_put(std::move(*p), e, bytes, segment, shown, state);
+      break;
+    case entry_kind::retire:
+      if (auto r = decode_retire(e.meta, why)) {
+        state.max_seq = std::max(state.max_seq, r->t.seq);
+        if (const auto it = by_key_.find(r->key); it != by_key_.end() && it->second.held.seq == r->t.seq) {
+          key_by_seq_.erase(r->t.seq);
+          by_key_.erase(it);
+        }
+        state.retired[r->key] = r->t;
+        return;
+      }
+      break;
+    case entry_kind::delivery:
+      if (auto d = decode_delivery(e.meta, why)) {
+        for (const std::uint64_t seq : d->seqs) state.max_seq = std::max(state.max_seq, seq);
+        std::string id = d->delivery_id;
+        deliveries_[id] = {std::move(*d), segment};
+        return;
+      }
+      break;
+    case entry_kind::mark:
+      if (auto next = decode_mark(e.meta, why)) {
+        state.max_seq = std::max(state.max_seq, *next - 1);
+        return;
+      }
+      break;
+    case entry_kind::acknowledged:
+      if (auto id = decode_acknowledged(e.meta, why)) {
+        deliveries_.erase(*id);
+        return;
+      }
+      break;
+  }
+  state.notes.push_back("skipped the entry " + shown + ": " + why);
+}
+
+void pending_queue::replay_put(decoded_put p, const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
+                               const std::string& shown, replay_state& state) {
+  held_result& r = p.held;
+  const std::string key = completion_key(r.info.parent_id, r.info.child_id);
+  const auto drop = [&](const std::string& why) { state.notes.push_back("dropped the completion " + shown + ": " + why); };
+  state.max_seq = std::max(state.max_seq, r.seq);
+  if (const auto taken = key_by_seq_.find(r.seq); taken != key_by_seq_.end() && taken->second != key)
+    return drop("its seq " + std::to_string(r.seq) + " is taken by another completion");
+  location where{segment, e.text_offset, p.where};
+  if (p.where == text_place::in_journal) {
+    const std::string_view text = bytes.substr(e.text_offset, e.text_bytes);
+    if (sha256_hex(text) != r.sha256) return drop("its text does not match its hash");
+    r.shape = measure(text);
+  } else {
+    auto [it, fresh] = state.files.try_emplace(r.sha256);
+    if (fresh) it->second = check_text_file(r.sha256, state.notes);
+    if (it->second) {
+      r.shape = *it->second;
+    } else {
+      // A text file goes with the last result using it, so a later retire entry may explain
+      // its absence: judged once the whole journal is read.
+      state.textless[r.seq] = shown;
+    }
+  }
+  if (const auto old = by_key_.find(key); old != by_key_.end()) key_by_seq_.erase(old->second.held.seq);
+  key_by_seq_[r.seq] = key;
+  by_key_[key] = entry{std::move(r), where};  // a copy moved forward replaces the older one
+}
+
+std::optional<text_shape> pending_queue::check_text_file(const std::string& sha, std::vector<std::string>& notes) {
+  const std::optional<mapped_file> text = texts_.open(sha);
+  if (!text) return std::nullopt;
+  if (sha256_hex(text->view()) != sha) {
+    const std::string name = sha + ".txt";
+    std::string err = remove_name(texts_fd_.get(), name, "texts/" + name);
+    notes.push_back(err.empty() ? "dropped texts/" + name + ": its content does not match its name" : std::move(err));
+    return std::nullopt;
+  }
+  return measure(text->view());
+}
+
+// The journal says what left; done/ is the index resends are checked against. A tombstone
+// file for a result the journal still holds wins (it was delivered; the retire entry went with
+// a removed segment); one the journal has and done/ lacks is written again.
+void pending_queue::settle_tombstones(replay_state& state) {
+  for (auto it = by_key_.begin(); it != by_key_.end();) {
+    if (::faccessat(done_fd_.get(), it->first.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) != 0) {
+      ++it;
+      continue;
+    }
+    state.notes.push_back("dropped result " + std::to_string(it->second.held.seq) +
+                          ": it was already delivered (its tombstone is in done/)");
+    key_by_seq_.erase(it->second.held.seq);
+    it = by_key_.erase(it);
+  }
+  std::string why;
+  if (const auto cutoff = read_queue_file(dir_fd_.get(), std::string(expired_file), std::string(expired_file), why))
+    expired_before_ms_ = std::atoll(cutoff->c_str());
+  std::vector<std::pair<std::string, tombstone>> missing;
+  for (const auto& [key, t] : state.retired) {
+    if (by_key_.contains(key) || t.done_unix_ms <= expired_before_ms_) continue;
+    if (::faccessat(done_fd_.get(), key.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+      missing.emplace_back(key, t);
+  }
+  for (const auto& [key, t] : missing) {
+    try {
+      write_file_atomically(done_fd_.get(), key, encode_tombstone(t), publish_mode::replace, "a tombstone",
+                            temp_method::automatic, when_synced::by_caller);
+      unsynced_done_.push_back(key);
+      ++tombstone_count_;
+    } catch (const fs_error& e) {
+      unwritten_tombstones_[key] = t;
+      state.notes.push_back(std::string("a tombstone could not be written again (kept in memory): ") + e.what());
+    }
+  }
+  sync_done_files();
+}
+
+// Texts no held result keeps in a file: left by a crash between a text and its entry, or by
+// drops above.
+void pending_queue::settle_texts(std::vector<std::string>& notes) {
+  std::unordered_set<std::string> used;
+  for (const auto& [key, e] : by_key_)
+    if (e.where.place == text_place::in_file) used.insert(e.held.sha256);
+  for (const std::string& name : names_after_temps(texts_fd_.get(), "texts", notes)) {
+    const auto sha = hash_stem(name, ".txt");
+    if (!sha) {
+      notes.push_back("left alone texts/" + name + ": not a file the queue writes");
+      continue;
+    }
+    if (used.contains(*sha)) continue;
+    std::string err = remove_name(texts_fd_.get(), name, "texts/" + name);
+    notes.push_back(err.empty() ? "dropped texts/" + name + ": no record uses it" : std::move(err));
+  }
 }
 
 }  // namespace handoff

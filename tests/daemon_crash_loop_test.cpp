@@ -340,8 +340,9 @@ std::vector<std::string> names_in(const fs::path& dir) {
   return out;
 }
 
-// The disk after the clean stop: artifacts re-hash to their names, the queue holds nothing but
-// a tombstone for every acknowledged completion, and no temp file is left anywhere.
+// The disk after the clean stop: artifacts re-hash to their names, the queue holds no text file
+// and a tombstone for every acknowledged completion (its journal may keep retired entries until
+// its segment fills), and no temp file is left anywhere.
 std::vector<std::string> disk_problems(const crash_run& run) {
   std::vector<std::string> problems;
   const fs::path& store = run.daemon.artifact_dir();
@@ -353,8 +354,7 @@ std::vector<std::string> disk_problems(const crash_run& run) {
   for (const auto& [path, sha] : run.ledger.artifacts())
     if (!fs::exists(path) || file_sha256(path) != sha) problems.push_back("delivered artifact " + path.string() + " is gone or changed");
   const fs::path& queue = run.daemon.queue_dir();
-  for (const char* area : {"records", "deliveries", "texts"})
-    for (const std::string& name : names_in(queue / area)) problems.push_back(std::string("queue ") + area + "/" + name + " left behind");
+  for (const std::string& name : names_in(queue / "texts")) problems.push_back("queue texts/" + name + " left behind");
   for (const auto& e : fs::recursive_directory_iterator(queue))
     if (e.path().filename().string().starts_with(".tmp-")) problems.push_back("temp file left: " + e.path().string());
   for (const auto& [parent, child] : run.ledger.acknowledged_pairs())
@@ -372,9 +372,8 @@ struct recovery_notes {
 recovery_notes read_recovery_notes(const std::string& log) {
   static const std::vector<std::string> benign = {
       "a temp file left by a crash",                 // a write cut before its rename
-      "it was already delivered",                    // tombstone written, record not yet removed
-      "none of its results is held",                 // tombstones written, delivery not yet removed
-      "no record uses it",                           // text written, record not (or removed first)
+      "none of it was acknowledged",                 // a group's append cut by the kill (torn tail)
+      "no record uses it",                           // a large text written, its group's entry not
   };
   recovery_notes notes;
   std::istringstream in(log);

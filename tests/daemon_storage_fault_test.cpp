@@ -78,15 +78,17 @@ class storage_fault {
   }
 
   // Makes writes in `dir` fail. False (with why()) when this environment can make no such fault.
-  bool begin(pid_t daemon, const fs::path& dir, const fs::path& strace_log) {
+  // `syscall` is what strace makes fail on `dir` (a directory, or a file written through an fd).
+  // The default is what a directory without write permission refuses: creating a file (openat)
+  // and linking one in (linkat: the artifact store links the queue's file when it can).
+  bool begin(pid_t daemon, const fs::path& dir, const fs::path& strace_log,
+             const std::string& syscall = "openat,linkat") {
     if (real()) {
       // Shrunk below any text the tests send, or read-only; files already there stay readable.
       return kind_ == fault_kind::no_space ? remount_tmpfs(at_, "size=64k")
                                            : remount_tmpfs(at_, "", /*read_only=*/true);
     }
-    // What a directory without write permission refuses: creating a file (openat) and linking
-    // one in (linkat: the artifact store links the queue's file when it can).
-    strace_.emplace(daemon, dir, "openat,linkat", errno_name(kind_), strace_log);
+    strace_.emplace(daemon, dir, syscall, errno_name(kind_), strace_log);
     if (strace_->attached()) return true;
     why_ = (mount_ ? "cannot mount a tmpfs (" + mount_->why_not() + ") and " : std::string()) +
            strace_->why_not();
@@ -139,12 +141,14 @@ void still_serving(const fs::path& socket, const std::string& child) {
   CHECK(s["truncated"] == false);
 }
 
-// Names in the queue's four directories, "area/name".
+// What the queue holds on disk, "area/name": its texts and tombstones, and its journal
+// segments that are not empty.
 std::vector<std::string> queue_files(const fs::path& queue) {
   std::vector<std::string> out;
-  for (const char* area : {"texts", "records", "deliveries", "done"}) {
+  for (const char* area : {"texts", "done", "journal"}) {
     if (!fs::exists(queue / area)) continue;
-    for (const auto& n : names_in(queue / area)) out.push_back(std::string(area) + "/" + n);
+    for (const auto& n : names_in(queue / area))
+      if (std::string(area) != "journal" || fs::file_size(queue / area / n) != 0) out.push_back(std::string(area) + "/" + n);
   }
   return out;
 }
@@ -206,8 +210,9 @@ void check_store_fault(fault_kind kind) {
   CHECK(d.alive());
 }
 
-// `area` is the queue directory the fault hits: "texts" (the final text is refused) or
-// "records" (the text is stored, then its record is refused and the text must go again).
+// `area` is where the fault hits: "texts" (the final text, 300 KB so kept as a file, is
+// refused) or "journal" (the text is stored, then the journal's append is refused and the text
+// must go again).
 void check_queue_fault(fault_kind kind, const char* area) {
   sandbox box;
   storage_fault fault(kind, box.queue_mount);
@@ -215,7 +220,9 @@ void check_queue_fault(fault_kind kind, const char* area) {
   raw_client c(d.socket());
   REQUIRE(c.call("subagent/started", {{"parentId", "p"}, {"childId", "lost"}}).contains("result"));
 
-  if (!fault.begin(d.pid(), box.queue / area, box.run / "strace.log")) {
+  const bool journal = std::string(area) == "journal";
+  const fs::path target = journal ? box.queue / "journal" / "0000000000000001.log" : box.queue / area;
+  if (!fault.begin(d.pid(), target, box.run / "strace.log", journal ? "pwritev" : "openat")) {
     cannot_inject("cannot make " + std::string(errno_name(kind)) + " here: " + fault.why());
     return;
   }
@@ -270,6 +277,54 @@ TEST_CASE("permission denied in the artifact store still delivers the projection
   check_store_fault(fault_kind::no_permission);
 }
 
+// Group commit's window: the group's entries are written, its fdatasync not yet begun. A kill
+// there (strace delivers SIGKILL as the writer enters fdatasync on the journal) answers
+// nobody; the restarted daemon recovers cleanly, and the client's retry of the same completion
+// is taken or recognised, then delivered whole, once.
+TEST_CASE("killed between a group's writes and its fsync: recovery is clean and the retry is delivered once") {
+  sandbox box;
+  handoffd_at d(box.dirs());
+  raw_client c(d.socket());
+  const std::string before = "acknowledged before the kill\n";
+  REQUIRE(complete(c, "before", before).contains("result"));
+  const fs::path segment = box.queue / "journal" / "0000000000000001.log";
+  const auto size_before = fs::file_size(segment);
+
+  syscall_fault kill_at_sync(d.pid(), segment, "fdatasync", "signal=KILL", box.run / "strace.log");
+  if (!kill_at_sync.attached()) {
+    cannot_inject("cannot kill at fdatasync here: " + kill_at_sync.why_not());
+    return;
+  }
+  const std::string text = numbered_report(40000, 600, "in-flight");  // inline in the journal
+  CHECK_THROWS(complete(c, "in-flight", text));  // no answer: the daemon died in the group
+  REQUIRE(eventually([&] { return !d.alive(); }, std::chrono::seconds(20)));
+  kill_at_sync.end();
+  CHECK(fs::file_size(segment) > size_before);  // the group's bytes were written
+
+  d.kill_hard();
+  d.start();
+  raw_client after(d.socket());
+  const std::string log = d.log();
+  CHECK_MESSAGE(log.find("dropped") == std::string::npos, log);
+  const json retried = complete(after, "in-flight", text);
+  REQUIRE_MESSAGE(retried.contains("result"), retried.dump());
+  const json r = after.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"before", "in-flight"}}, {"timeoutMs", 20000}});
+  REQUIRE_MESSAGE(r.contains("result"), r.dump());
+  REQUIRE(r["result"]["sections"].size() == 2);
+  for (const json& s : r["result"]["sections"]) {
+    const std::string& expected = s["childId"] == "before" ? before : text;
+    if (s["truncated"] == true) {
+      CHECK(read_file(s["artifact"]["path"].get<std::string>()) == expected);
+    } else {
+      CHECK(s["text"] == expected);
+    }
+  }
+  // Once: the resend now is a duplicate of a delivered result.
+  const json again = complete(after, "in-flight", text);
+  REQUIRE(again.contains("result"));
+  CHECK(again["result"]["duplicate"] == true);
+}
+
 TEST_CASE("a full queue answers -32005 and acknowledges nothing until space returns") {
   check_queue_fault(fault_kind::no_space, "texts");
 }
@@ -278,6 +333,6 @@ TEST_CASE("a read-only queue answers -32005 and acknowledges nothing until it is
   check_queue_fault(fault_kind::read_only, "texts");
 }
 
-TEST_CASE("a queue record refused with EACCES removes the stored text and acknowledges nothing") {
-  check_queue_fault(fault_kind::no_permission, "records");
+TEST_CASE("a journal append refused with EACCES removes the stored text and acknowledges nothing") {
+  check_queue_fault(fault_kind::no_permission, "journal");
 }

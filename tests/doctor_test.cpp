@@ -62,7 +62,7 @@ TEST_CASE("doctor flags a store directory with mode 0777 and says how to fix it"
 
 TEST_CASE("doctor flags a queue file that others can read") {
   daemon_process d;
-  const fs::path leaked = d.queue_dir() / "records" / "leaked.json";
+  const fs::path leaked = d.queue_dir() / "done" / "leaked";
   write_file(leaked, "{}", 0644);
   auto [status, out] = doctor("--socket " + d.socket().string());
   CHECK(status == 1);
