@@ -303,7 +303,7 @@ bool pending_queue::refile_tombstones() {
 }
 
 // Re-appends what is still held or unacknowledged in `segment` to the active one, so the old
-// segment can go.
+// segment can go; only when at most a quarter of it is still held.
 void pending_queue::copy_forward(std::uint64_t segment) {
   struct moved_put {
     std::string key;
@@ -316,6 +316,12 @@ void pending_queue::copy_forward(std::uint64_t segment) {
   {
     std::lock_guard lock(mutex_);
     if (stuck_[segment] != 0 || live_[segment] == 0) return;
+    // Worth it only when most of the segment is dead: copying a segment that is mostly still
+    // held would only write the same bytes again (and again at the next rotation).
+    std::size_t live_bytes = 0;
+    for (const auto& [key, e] : by_key_)
+      if (e.where.segment == segment) live_bytes += e.held.shape.bytes + entry_header_bytes;
+    if (live_bytes * 4 > journal_.segment_size(segment)) return;
     for (const auto& [key, e] : by_key_) {
       if (e.where.segment != segment) continue;
       mapped_file text;
