@@ -48,6 +48,7 @@ pending_queue::recovered pending_queue::recover(std::vector<std::string>* proble
   std::vector<std::string> notes;
   std::uint64_t max_seq = 0;
   try {
+    names_after_temps(dir_fd_.get(), dir_.filename().string(), notes);  // the expiry time's temp file
     count_tombstones(notes);
     replay(notes, max_seq);
     journal_.start_appending();
