@@ -156,8 +156,6 @@ std::optional<tombstone> pending_queue::find_tombstone(const std::string& key) c
 }
 
 mapped_file pending_queue::open_text(const held_result& r) const {
-  location where;
-  int fd = -1;
   {
     std::lock_guard lock(mutex_);
     const auto k = key_by_seq_.find(r.seq);
@@ -165,11 +163,11 @@ mapped_file pending_queue::open_text(const held_result& r) const {
     if (it == by_key_.end()) {
       throw queue_error("the final text of result " + std::to_string(r.seq) + " is no longer in the queue");
     }
-    where = it->second.where;
-    // The fd stays open while we map: segments are removed by the writer only once nothing
-    // held is in them, and this result is held.
-    if (where.place == text_place::in_journal) fd = journal_.segment_fd(where.segment);
-    if (where.place == text_place::in_journal) return mapped_file(fd, where.text_offset, r.shape.bytes);
+    // Mapped under the lock: the writer removes a segment only once nothing held is in it (and
+    // this result is held), and copy_forward moves a location under the same lock.
+    const location& where = it->second.where;
+    if (where.place == text_place::in_journal)
+      return mapped_file(journal_.segment_fd(where.segment), where.text_offset, r.shape.bytes);
   }
   std::optional<mapped_file> text = texts_.open(r.sha256);
   if (!text) {
