@@ -85,8 +85,11 @@ class storage_fault {
              const std::string& syscall = "openat,linkat") {
     if (real()) {
       // Shrunk below any text the tests send, or read-only; files already there stay readable.
-      return kind_ == fault_kind::no_space ? remount_tmpfs(at_, "size=64k")
-                                           : remount_tmpfs(at_, "", /*read_only=*/true);
+      if (kind_ == fault_kind::no_space) return remount_tmpfs(at_, "size=64k");
+      if (remount_tmpfs(at_, "", /*read_only=*/true)) return true;
+      // A read-only remount is refused (EBUSY) while a file on it is open for writing, as the
+      // queue's journal is: any filesystem does that. EROFS is then injected instead.
+      refused_remount_ = true;
     }
     strace_.emplace(daemon, dir, syscall, errno_name(kind_), strace_log);
     if (strace_->attached()) return true;
@@ -105,7 +108,7 @@ class storage_fault {
     strace_.reset();
   }
   // A real filesystem condition (not an injected errno): files already there stay usable.
-  bool real() const { return mount_ && mount_->mounted(); }
+  bool real() const { return mount_ && mount_->mounted() && !refused_remount_; }
   const std::string& why() const { return why_; }
 
  private:
@@ -114,6 +117,7 @@ class storage_fault {
   std::optional<tmpfs_mount> mount_;
   std::optional<syscall_fault> strace_;
   std::string why_;
+  bool refused_remount_ = false;  // the tmpfs would not go read-only: the errno is injected
 };
 
 json complete(raw_client& c, const std::string& child, const std::string& text) {
