@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -76,6 +77,9 @@ class journal {
   std::uint64_t active_ = 0;
   bool must_rotate_ = false;  // the active segment could not be cut back after a failed append
 };
+
+// One piece of a group for append(): bytes the caller keeps alive until append() returns.
+inline iovec journal_piece(std::string_view bytes) { return iovec{const_cast<char*>(bytes.data()), bytes.size()}; }
 
 // "0000000000000001.log" <-> 1
 std::string segment_name(std::uint64_t number);

@@ -155,17 +155,23 @@ std::optional<tombstone> pending_queue::find_tombstone(const std::string& key) c
   return bytes ? decode_tombstone(*bytes, why) : std::nullopt;
 }
 
+const pending_queue::entry* pending_queue::find_held(std::uint64_t seq) const {
+  const auto k = key_by_seq_.find(seq);
+  if (k == key_by_seq_.end()) return nullptr;
+  const auto it = by_key_.find(k->second);
+  return it == by_key_.end() ? nullptr : &it->second;
+}
+
 mapped_file pending_queue::open_text(const held_result& r) const {
   {
     std::lock_guard lock(mutex_);
-    const auto k = key_by_seq_.find(r.seq);
-    const auto it = k == key_by_seq_.end() ? by_key_.end() : by_key_.find(k->second);
-    if (it == by_key_.end()) {
+    const entry* held = find_held(r.seq);
+    if (held == nullptr) {
       throw queue_error("the final text of result " + std::to_string(r.seq) + " is no longer in the queue");
     }
     // Mapped under the lock: the writer removes a segment only once nothing held is in it (and
     // this result is held), and copy_forward moves a location under the same lock.
-    const location& where = it->second.where;
+    const location& where = held->where;
     if (where.place == text_place::in_journal)
       return mapped_file(journal_.segment_fd(where.segment), where.text_offset, r.shape.bytes);
   }
@@ -178,19 +184,15 @@ mapped_file pending_queue::open_text(const held_result& r) const {
 
 std::optional<std::filesystem::path> pending_queue::text_file(const held_result& r) const {
   std::lock_guard lock(mutex_);
-  const auto k = key_by_seq_.find(r.seq);
-  if (k == key_by_seq_.end()) return std::nullopt;
-  const auto it = by_key_.find(k->second);
-  if (it == by_key_.end() || it->second.where.place != text_place::in_file) return std::nullopt;
+  const entry* held = find_held(r.seq);
+  if (held == nullptr || held->where.place != text_place::in_file) return std::nullopt;
   return texts_.path_of(r.sha256);
 }
 
 std::optional<handoff::text_file> pending_queue::linkable_text(const held_result& r) const {
   std::lock_guard lock(mutex_);
-  const auto k = key_by_seq_.find(r.seq);
-  if (k == key_by_seq_.end()) return std::nullopt;
-  const auto it = by_key_.find(k->second);
-  if (it == by_key_.end() || it->second.where.place != text_place::in_file) return std::nullopt;
+  const entry* held = find_held(r.seq);
+  if (held == nullptr || held->where.place != text_place::in_file) return std::nullopt;
   return handoff::text_file{texts_fd_.get(), r.sha256 + ".txt"};
 }
 

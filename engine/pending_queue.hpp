@@ -172,6 +172,7 @@ class pending_queue {
   };
 
   void require_recovered() const;
+  const entry* find_held(std::uint64_t seq) const;  // with mutex_ held; nullptr when not held
   void submit(std::shared_ptr<change> c);
   void write_loop();
   void write_group(std::vector<std::shared_ptr<change>>& group);
@@ -208,6 +209,8 @@ class pending_queue {
   bool drop_text_use(const std::string& sha);  // true when it was the last use
   std::optional<tombstone> find_tombstone(const std::string& key) const;  // with mutex_ held
   void write_done_files(const std::vector<std::pair<std::string, tombstone>>& retired);
+  std::size_t file_tombstones(const std::vector<std::pair<std::string, tombstone>>& retired,
+                              std::vector<std::pair<std::string, tombstone>>& refused, std::vector<std::string>* why);
   void sync_done_files();
   void publish_stats() noexcept;  // with mutex_ held
   struct publish_on_exit {

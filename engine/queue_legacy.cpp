@@ -21,8 +21,6 @@ namespace handoff {
 
 namespace {
 
-iovec piece(const std::string& bytes) { return iovec{const_cast<char*>(bytes.data()), bytes.size()}; }
-
 // The old area, if there is one (never created here).
 unique_fd open_legacy(int queue_fd, const std::filesystem::path& queue_dir, const char* name) {
   struct stat st {};
@@ -74,7 +72,7 @@ void pending_queue::migrate_legacy(std::vector<std::string>& notes, std::uint64_
   // Into the journal first (synced), then the old files go: a crash in between migrates again,
   // and the second copy of each entry replaces the first.
   std::vector<iovec> pieces;
-  for (const std::string& h : heads) pieces.push_back(piece(h));
+  for (const std::string& h : heads) pieces.push_back(journal_piece(h));
   if (!pieces.empty()) journal_.append(pieces);
   const std::uint64_t segment = journal_.active();
   for (held_result& r : moved) {

@@ -251,17 +251,12 @@ void pending_queue::settle_tombstones(replay_state& state) {
     if (::faccessat(done_fd_.get(), key.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
       missing.emplace_back(key, t);
   }
-  for (const auto& [key, t] : missing) {
-    try {
-      write_file_atomically(done_fd_.get(), key, encode_tombstone(t), publish_mode::replace, "a tombstone",
-                            temp_method::automatic, when_synced::by_caller);
-      unsynced_done_.push_back(key);
-      ++tombstone_count_;
-    } catch (const fs_error& e) {
-      unwritten_tombstones_[key] = t;
-      state.notes.push_back(std::string("a tombstone could not be written again (kept in memory): ") + e.what());
-    }
-  }
+  std::vector<std::pair<std::string, tombstone>> refused;
+  std::vector<std::string> why_refused;
+  tombstone_count_ += file_tombstones(missing, refused, &why_refused);
+  for (const auto& [key, t] : refused) unfiled_tombstones_[key] = t;  // retried before any segment goes
+  for (const std::string& reason : why_refused)
+    state.notes.push_back("a tombstone could not be written again (kept in memory, tried again): " + reason);
   sync_done_files();
 }
 

@@ -15,8 +15,6 @@ namespace handoff {
 
 namespace {
 
-iovec piece(std::string_view bytes) { return iovec{const_cast<char*>(bytes.data()), bytes.size()}; }
-
 std::string message_of(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
@@ -73,11 +71,11 @@ void pending_queue::write_group(std::vector<std::shared_ptr<change>>& group) {
     starts.push_back(at);
     if (c->error) continue;
     for (const std::string& h : c->heads) {
-      pieces.push_back(piece(h));
+      pieces.push_back(journal_piece(h));
       at += h.size();
     }
     if (c->what == change::kind::put && c->place == text_place::in_journal && !c->text.empty()) {
-      pieces.push_back(piece(c->text));
+      pieces.push_back(journal_piece(c->text));
       at += c->text.size();
     }
   }
@@ -203,23 +201,33 @@ void pending_queue::after_group(std::vector<std::shared_ptr<change>>& group) {
 // Tombstone files are an index the journal can rebuild, so they are written without a sync;
 // they are made durable (sync_done_files) before a segment holding their retire entries goes.
 void pending_queue::write_done_files(const std::vector<std::pair<std::string, tombstone>>& retired) {
-  std::size_t written = 0;
   std::vector<std::pair<std::string, tombstone>> refused;
+  const std::size_t written = file_tombstones(retired, refused, nullptr);
+  std::lock_guard lock(mutex_);
+  tombstone_count_ += written;
+  for (auto& [key, t] : refused) unfiled_tombstones_[key] = t;  // the journal has it; retried
+  // Only now: until its file (or the refusal) is there, memory is what recognises a resend.
+  for (const auto& [key, t] : retired) recent_tombstones_.erase(key);
+}
+
+// The writing itself, shared with recovery: no lock taken (only the writer, or recovery before
+// it starts, writes done/ and unsynced_done_). Returns how many were written.
+std::size_t pending_queue::file_tombstones(const std::vector<std::pair<std::string, tombstone>>& retired,
+                                           std::vector<std::pair<std::string, tombstone>>& refused,
+                                           std::vector<std::string>* why) {
+  std::size_t written = 0;
   for (const auto& [key, t] : retired) {
     try {
       write_file_atomically(done_fd_.get(), key, encode_tombstone(t), publish_mode::replace, "a tombstone",
                             temp_method::automatic, when_synced::by_caller);
       ++written;
       unsynced_done_.push_back(key);
-    } catch (const fs_error&) {
-      refused.emplace_back(key, t);  // the journal has it; recognised in memory meanwhile
+    } catch (const fs_error& e) {
+      refused.emplace_back(key, t);
+      if (why != nullptr) why->push_back(e.what());
     }
   }
-  std::lock_guard lock(mutex_);
-  tombstone_count_ += written;
-  for (auto& [key, t] : refused) unfiled_tombstones_[key] = t;
-  // Only now: until its file (or the refusal) is there, memory is what recognises a resend.
-  for (const auto& [key, t] : retired) recent_tombstones_.erase(key);
+  return written;
 }
 
 void pending_queue::sync_done_files() {
@@ -280,7 +288,7 @@ bool pending_queue::write_mark() {
   }
   const std::string head = encode_entry_head(entry_kind::mark, encode_mark(next), 0);
   try {
-    journal_.append({piece(head)});
+    journal_.append({journal_piece(head)});
     mark_missing_ = false;
   } catch (const fs_error&) {
     mark_missing_ = true;
@@ -340,11 +348,11 @@ void pending_queue::copy_forward(std::uint64_t segment) {
   std::vector<std::size_t> text_at;
   std::size_t at = 0;
   for (std::size_t i = 0; i < heads.size(); ++i) {
-    pieces.push_back(piece(heads[i]));
+    pieces.push_back(journal_piece(heads[i]));
     at += heads[i].size();
     if (i < puts.size()) {
       text_at.push_back(at);
-      if (!puts[i].text.view().empty()) pieces.push_back(piece(puts[i].text.view()));
+      if (!puts[i].text.view().empty()) pieces.push_back(journal_piece(puts[i].text.view()));
       at += puts[i].text.view().size();
     }
   }
