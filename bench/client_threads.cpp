@@ -64,4 +64,14 @@ void complete_results(const std::filesystem::path& socket, std::size_t clients, 
   });
 }
 
+void expect_held(const std::filesystem::path& socket, std::size_t expected, const std::string& when) {
+  client::options opts;
+  opts.socket = socket;
+  client::connection c(opts);
+  const auto held = c.daemon_status().at("queue").at("results").get<std::size_t>();
+  if (held != expected)
+    throw std::runtime_error(when + " the queue holds " + std::to_string(held) + " results, not " +
+                             std::to_string(expected));
+}
+
 }  // namespace handoff::bench

@@ -38,4 +38,7 @@ void run_clients(const std::filesystem::path& socket, std::size_t clients, phase
 void complete_results(const std::filesystem::path& socket, std::size_t clients, const result_mix& mix,
                       std::size_t count, const std::function<std::string(std::size_t)>& text_of, phase& out);
 
+// Throws, naming `when`, unless daemon/status says the queue holds exactly `expected` results.
+void expect_held(const std::filesystem::path& socket, std::size_t expected, const std::string& when);
+
 }  // namespace handoff::bench

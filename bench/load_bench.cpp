@@ -66,15 +66,6 @@ void drain(const settings& s, const hb::bench_daemon& daemon, hb::phase& out) {
   });
 }
 
-void expect_held(const hb::bench_daemon& daemon, std::size_t expected) {
-  hc::options opts;
-  opts.socket = daemon.socket();
-  hc::connection c(opts);
-  const auto held = c.daemon_status().at("queue").at("results").get<std::size_t>();
-  if (held != expected)
-    throw std::runtime_error("the queue holds " + std::to_string(held) + " results after the completions, not " +
-                             std::to_string(expected));
-}
 
 }  // namespace
 
@@ -125,7 +116,7 @@ int main(int argc, char** argv) {
       complete_all.latency.merge(complete.latency);
       complete_all.count += complete.count;
       complete_all.seconds += complete.seconds;
-      expect_held(daemon, s.completions);
+      hb::expect_held(daemon.socket(), s.completions, "after the completions");
       after_complete = daemon.memory();
       hb::phase delivered;
       drain(s, daemon, delivered);

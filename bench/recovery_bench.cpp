@@ -140,15 +140,7 @@ int main(int argc, char** argv) {
     hb::phase filled;
     hb::complete_results(daemon.socket(), s.clients, s.mix, s.results, [&](std::size_t i) { return s.mix.text(i); },
                          filled);
-    {
-      hc::options opts;
-      opts.socket = daemon.socket();
-      hc::connection c(opts);
-      const auto status = c.daemon_status();
-      if (status.at("queue").at("results").get<std::size_t>() != s.results)
-        throw std::runtime_error("before the crash the queue holds " + describe(status) + ", not " +
-                                 std::to_string(s.results));
-    }
+    hb::expect_held(daemon.socket(), s.results, "before the crash");
     daemon.kill_hard();
     const auto at_crash = hb::measure_tree(daemon.queue_dir());
 
