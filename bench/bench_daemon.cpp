@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <sys/socket.h>
@@ -65,6 +66,22 @@ process_memory read_memory(pid_t pid) {
     m.*(it->second) = std::strtoull(line.c_str() + colon + 1, nullptr, 10);
   }
   return m;
+}
+
+double cpu_seconds(pid_t pid) {
+  const std::string path = pid == 0 ? "/proc/self/stat" : "/proc/" + std::to_string(pid) + "/stat";
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) throw std::runtime_error(path + " cannot be read");
+  // The command name (field 2) may hold spaces and parentheses: fields are counted after its ')'.
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  unsigned long long user = 0, system = 0;
+  for (int f = 3; f <= 15 && rest >> field; ++f) {
+    if (f == 14) user = std::stoull(field);
+    if (f == 15) system = std::stoull(field);
+  }
+  return static_cast<double>(user + system) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 std::string filesystem_type(const std::filesystem::path& path) {

@@ -24,6 +24,10 @@ struct process_memory {
 // Reads /proc/<pid>/status. Throws std::runtime_error when the process is gone.
 process_memory read_memory(pid_t pid);
 
+// CPU time a process has used so far, all its threads, user + system, in seconds
+// (/proc/<pid>/stat; 0 for the calling process itself). Throws when the process is gone.
+double cpu_seconds(pid_t pid = 0);
+
 // The file system type of `path` as statfs names it: "ext4", "xfs", "btrfs", "tmpfs", or hex.
 std::string filesystem_type(const std::filesystem::path& path);
 
@@ -68,6 +72,7 @@ class bench_daemon {
 
   pid_t pid() const noexcept { return pid_; }
   process_memory memory() const { return read_memory(pid_); }
+  double cpu() const { return cpu_seconds(pid_); }
   const std::filesystem::path& socket() const noexcept { return socket_; }
   const std::filesystem::path& dir() const noexcept { return dir_.path(); }
   std::filesystem::path artifact_dir() const { return dir_.path() / "artifacts"; }

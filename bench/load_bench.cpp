@@ -6,7 +6,10 @@
 // that also fsyncs the directory), measured before the first round and after every round. Reports
 // completions per second against the floor (issue 13's target: at least 4x), per-call latency
 // under load, and the daemon's memory.
+#include <algorithm>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,6 +34,7 @@ struct settings {
   std::size_t completions = 2000;  // per round
   std::size_t rounds = 3;          // completion + drain rounds; the floors run rounds + 1 times
   bool dir_floor = true;           // also measure the floor that fsyncs the directory
+  bool drain = true;               // drain each round with subagent/wait (off: completions only)
   double target_ratio = 4;         // completions/s against the file floor, issue 13
   hb::result_mix mix;
 };
@@ -66,6 +70,26 @@ void drain(const settings& s, const hb::bench_daemon& daemon, hb::phase& out) {
   });
 }
 
+// The journal's counters since the daemon started (daemon/status queue.groups, queue.changes).
+struct journal_counters {
+  double groups = 0;
+  double changes = 0;
+};
+
+journal_counters journal_now(const std::filesystem::path& socket) {
+  hc::options opts;
+  opts.socket = socket;
+  hc::connection c(opts);
+  const auto queue = c.daemon_status().at("queue");
+  return {queue.at("groups").get<double>(), queue.at("changes").get<double>()};
+}
+
+// Where a round of completions went: CPU seconds of the daemon and of this process (its client
+// threads) per completion, and how many changes each journal group carried.
+struct round_cost {
+  std::vector<double> daemon_us, clients_us, per_group;
+};
+
 
 }  // namespace
 
@@ -80,6 +104,7 @@ int main(int argc, char** argv) {
   app.add_option("--completions", s.completions, "Completions per round")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--rounds", s.rounds, "Rounds of completions + drain (the floors run one time more)")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_flag("!--no-dir-floor", s.dir_floor, "Skip the floor that also fsyncs the directory");
+  app.add_flag("!--no-drain", s.drain, "Skip the drains: the daemon only takes completions (to profile them)");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -107,24 +132,35 @@ int main(int argc, char** argv) {
     };
     hb::phase complete_all, drain_all;  // latencies of every round
     hb::process_memory after_complete, after_drain;
+    round_cost cost;
     run_floors();
     for (std::size_t r = 0; r < s.rounds; ++r) {
       s.mix.child_prefix = "r" + std::to_string(r) + "-";
       hb::phase complete;
+      const journal_counters journal_before = journal_now(daemon.socket());
+      const double daemon_before = daemon.cpu(), clients_before = hb::cpu_seconds();
       hb::complete_results(daemon.socket(), s.clients, s.mix, s.completions, text_copy, complete);
+      const double per_completion = 1e6 / static_cast<double>(s.completions);
+      cost.daemon_us.push_back((daemon.cpu() - daemon_before) * per_completion);
+      cost.clients_us.push_back((hb::cpu_seconds() - clients_before) * per_completion);
+      const journal_counters journal_after = journal_now(daemon.socket());
+      cost.per_group.push_back((journal_after.changes - journal_before.changes) /
+                               std::max(1.0, journal_after.groups - journal_before.groups));
       completed_rate.push_back(static_cast<double>(complete.count) / complete.seconds);
       complete_all.latency.merge(complete.latency);
       complete_all.count += complete.count;
       complete_all.seconds += complete.seconds;
-      hb::expect_held(daemon.socket(), s.completions, "after the completions");
+      hb::expect_held(daemon.socket(), s.drain ? s.completions : (r + 1) * s.completions, "after the completions");
       after_complete = daemon.memory();
-      hb::phase delivered;
-      drain(s, daemon, delivered);
-      drain_rate.push_back(static_cast<double>(delivered.count) / delivered.seconds);
-      drain_all.latency.merge(delivered.latency);
-      drain_all.count += delivered.count;
-      drain_all.seconds += delivered.seconds;
-      after_drain = daemon.memory();
+      if (s.drain) {
+        hb::phase delivered;
+        drain(s, daemon, delivered);
+        drain_rate.push_back(static_cast<double>(delivered.count) / delivered.seconds);
+        drain_all.latency.merge(delivered.latency);
+        drain_all.count += delivered.count;
+        drain_all.seconds += delivered.seconds;
+        after_drain = daemon.memory();
+      }
       run_floors();
     }
 
@@ -147,23 +183,43 @@ int main(int argc, char** argv) {
     rows.push_back({"`subagent/completed`, " + std::to_string(s.clients) + " clients (durable)", per_second(completed),
                     each(completed_rate), hb::format_ratio(ratio),
                     ">= " + hb::format_ratio(s.target_ratio) + (met ? ": met" : ": **not met**")});
-    rows.push_back({"`subagent/wait` drain, " + std::to_string(s.clients) + " clients (<= 64 children a call)",
-                    per_second(hb::median(drain_rate)), each(drain_rate), "", ""});
+    if (s.drain)
+      rows.push_back({"`subagent/wait` drain, " + std::to_string(s.clients) + " clients (<= 64 children a call)",
+                      per_second(hb::median(drain_rate)), each(drain_rate), "", ""});
     hb::print_table({"results per second", "median", "each run", "against the file floor", "target"}, rows);
     if (s.dir_floor)
       std::cout << "Against the floor that also fsyncs the directory: "
                 << hb::format_ratio(completed / hb::median(floor_dir)) << ".\n\n";
 
-    hb::print_table({"calls, all rounds", "calls", "results", "call p50", "call p99"},
-                    {{"`subagent/completed`", std::to_string(complete_all.latency.size()),
-                      std::to_string(complete_all.count), hb::format_us(complete_all.latency.p50()),
-                      hb::format_us(complete_all.latency.p99())},
-                     {"`subagent/wait`", std::to_string(drain_all.latency.size()), std::to_string(drain_all.count),
-                      hb::format_us(drain_all.latency.p50()), hb::format_us(drain_all.latency.p99())}});
-    hb::print_table({"daemon memory", "VmRSS", "VmHWM (peak)"},
-                    {{"idle, at start", hb::format_mib(idle.rss_kib), hb::format_mib(idle.hwm_kib)},
-                     {"after the last round's completions", hb::format_mib(after_complete.rss_kib), hb::format_mib(after_complete.hwm_kib)},
-                     {"after the last round's drain", hb::format_mib(after_drain.rss_kib), hb::format_mib(after_drain.hwm_kib)}});
+    std::vector<std::vector<std::string>> calls = {
+        {"`subagent/completed`", std::to_string(complete_all.latency.size()), std::to_string(complete_all.count),
+         hb::format_us(complete_all.latency.p50()), hb::format_us(complete_all.latency.p99())}};
+    if (s.drain)
+      calls.push_back({"`subagent/wait`", std::to_string(drain_all.latency.size()), std::to_string(drain_all.count),
+                       hb::format_us(drain_all.latency.p50()), hb::format_us(drain_all.latency.p99())});
+    hb::print_table({"calls, all rounds", "calls", "results", "call p50", "call p99"}, calls);
+    auto fixed = [](double v, int digits) {
+      std::ostringstream out;
+      out << std::fixed << std::setprecision(digits) << v;
+      return out.str();
+    };
+    hb::print_table({"each round of completions", "median", "each run"},
+                    {{"daemon CPU per completion (user + system)", fixed(hb::median(cost.daemon_us), 0) + " µs",
+                      each(cost.daemon_us)},
+                     {"client threads' CPU per completion", fixed(hb::median(cost.clients_us), 0) + " µs",
+                      each(cost.clients_us)},
+                     {"completions per journal group (one fdatasync each)", fixed(hb::median(cost.per_group), 2),
+                      [&] {
+                        std::string out;
+                        for (double g : cost.per_group) out += (out.empty() ? "" : ", ") + fixed(g, 2);
+                        return out;
+                      }()}});
+    std::vector<std::vector<std::string>> memory = {
+        {"idle, at start", hb::format_mib(idle.rss_kib), hb::format_mib(idle.hwm_kib)},
+        {"after the last round's completions", hb::format_mib(after_complete.rss_kib), hb::format_mib(after_complete.hwm_kib)}};
+    if (s.drain)
+      memory.push_back({"after the last round's drain", hb::format_mib(after_drain.rss_kib), hb::format_mib(after_drain.hwm_kib)});
+    hb::print_table({"daemon memory", "VmRSS", "VmHWM (peak)"}, memory);
   } catch (const std::exception& e) {
     std::cerr << "load benchmark failed: " << e.what() << '\n';
     return 1;

@@ -24,6 +24,7 @@ asio::awaitable<reply> service::completed(std::shared_ptr<connection>, rpc::comp
 
   pending_queue::put_outcome outcome;
   try {
+    const in_flight::scope counted(puts_);
     outcome = co_await queue_put(pool_, queue_, info, text);
   } catch (const queue_conflict& e) {
     throw rpc_error(errc::conflict, e.what());

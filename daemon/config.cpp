@@ -51,6 +51,9 @@ void add_options(CLI::App& app, config& cfg) {
                  "Forget a parent this long after it hung up with nothing pending, and a delivered or "
                  "cancelled child this long after it settled")->capture_default_str();
   app.add_option("--workers", cfg.workers, "Threads for hashing and disk writes")->capture_default_str();
+  app.add_option("--spin-us", cfg.spin_us,
+                 "Microseconds the I/O thread keeps polling after its last request before it sleeps, so "
+                 "the next request of a burst needs no wake-up (0: sleep at once)")->capture_default_str();
   app.add_option("--head-share", cfg.head_share, "Share of a projection given to the head")->capture_default_str();
   app.add_option("--max-final-text-bytes", cfg.wire.max_final_text_bytes, "Max bytes of one finalText")
       ->capture_default_str();
@@ -105,6 +108,7 @@ void validate(const config& cfg) {
   require(cfg.forget_after_ms >= 1 && cfg.forget_after_ms <= 30ULL * 24 * 3600 * 1000,
           "--forget-after-ms: 1..2592000000 (30 days)");
   require(cfg.workers >= 1 && cfg.workers <= 64, "--workers: 1..64");
+  require(cfg.spin_us <= 10'000, "--spin-us: 0..10000");
   require(cfg.head_share >= 0.05 && cfg.head_share <= 0.95, "--head-share: 0.05..0.95");
   require(cfg.policy.headroom_share > 0 && cfg.policy.headroom_share <= 1, "--headroom-share: (0, 1]");
   require(cfg.policy.bytes_per_token >= 1, "--bytes-per-token: at least 1");

@@ -33,6 +33,7 @@ struct config {
   std::uint32_t flush_delay_ms = 50;               // coalesce completions arriving together
   std::uint64_t forget_after_ms = 3'600'000;       // a quiet parent / settled child is forgotten after this
   std::size_t workers = 2;                         // disk/hash worker threads
+  std::uint32_t spin_us = 100;                     // the I/O thread polls this long before sleeping (io_loop.hpp)
   double head_share = 0.75;                        // projection head share, [0.05, 0.95]
 
   rpc::wire_limits wire{};                           // caps on client fields

@@ -16,6 +16,7 @@
 #include "engine/artifact_store.hpp"
 #include "engine/pending_queue.hpp"
 #include "heap_reuse.hpp"
+#include "io_loop.hpp"
 #include "listener.hpp"
 #include "periodic_gc.hpp"
 #include "protocol/default_paths.hpp"
@@ -78,7 +79,7 @@ int serve(handoff::daemon::config& cfg) {
     manager.ready("serving on " + cfg.socket_path.string());
     spdlog::info("handoffd {} listening on {} (artifacts {}, queue {}, cli {})", daemon::handoff_version,
                  cfg.socket_path.string(), cfg.artifact_dir.string(), cfg.queue_dir.string(), cfg.cli_path);
-    io.run();
+    daemon::run_io(io, std::chrono::microseconds(cfg.spin_us), [&service] { return service.worth_polling(); });
     pool.join();
     spdlog::info("handoffd stopped");
   } catch (const std::exception& e) {

@@ -49,6 +49,7 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
       connections_(io.get_executor()),
       flushes_(io.get_executor()),
       queue_changes_(io.get_executor()),
+      puts_(io.get_executor()),
       forget_timer_(io) {
   store_listing_.watch(store_.dir());
   // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11). `bind_now`:

@@ -64,6 +64,9 @@ class service final : public message_sink {
   // Open connections and running auto-deliveries: shutdown waits for both to reach zero.
   in_flight& connections() noexcept { return connections_; }
   in_flight& flushes() noexcept { return flushes_; }
+  // False while completions are being written: their answers come from the daemon's own
+  // threads, which the I/O thread's polling (io_loop.hpp) would take CPU from.
+  bool worth_polling() const noexcept { return puts_.count() == 0; }
 
  private:
   // The params are the request's own: a decoder may move a member out (finalText, megabytes).
@@ -168,6 +171,7 @@ class service final : public message_sink {
   in_flight connections_;
   in_flight flushes_;        // auto-deliveries in progress (shutdown lets them finish)
   in_flight queue_changes_;  // removals running on the pool that no reply awaited
+  in_flight puts_;           // completions on their way to the queue's disk (completed.cpp)
   store_listing store_listing_;  // daemon/status's last listing of the store, while unchanged
   asio::steady_timer forget_timer_;
   std::uint64_t delivery_counter_ = 0;

@@ -74,7 +74,7 @@ std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion&
   ch->held = held_result{0, c, sha256_hex(text), measure(text), unix_ms_now()};
   ch->place = text.size() >= options_.file_text_bytes ? text_place::in_file : text_place::in_journal;
   ch->text = text;
-  encode_put(ch->held, ch->place);  // refuses non-UTF-8 before anything is queued
+  check_storable(ch->held);  // refuses non-UTF-8 before anything is queued
   return ch;
 }
 

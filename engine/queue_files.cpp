@@ -3,8 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include "engine/sha256.hpp"
+#include "utf8.hpp"
 
 namespace handoff {
 
@@ -137,6 +140,14 @@ std::string encode_put(const held_result& r, text_place where) {
   json j = record_json(r);
   j["text"] = where == text_place::in_journal ? "journal" : "file";
   return dump(j);
+}
+
+void check_storable(const held_result& r) {
+  const std::pair<std::string_view, const std::string*> fields[] = {
+      {"parent_id", &r.info.parent_id}, {"child_id", &r.info.child_id}, {"title", &r.info.title}, {"error", &r.info.error}};
+  for (const auto& [name, value] : fields)
+    if (!valid_utf8(*value))
+      throw std::invalid_argument("cannot store a string that is not UTF-8: " + std::string(name));
 }
 
 std::string encode_retire(std::string_view key, const tombstone& t) {

@@ -36,6 +36,9 @@ enum class text_place { in_journal, in_file };
 // text is; a retire is a tombstone plus the completion's key; an acknowledgement names its
 // delivery (a delivery entry's meta is encode_delivery's).
 std::string encode_put(const held_result& r, text_place where);
+// Throws the std::invalid_argument encode_put would for a record that cannot be stored (a
+// string that is not UTF-8), without encoding it.
+void check_storable(const held_result& r);
 std::string encode_retire(std::string_view key, const tombstone& t);
 std::string encode_acknowledged(std::string_view delivery_id);
 std::string encode_mark(std::uint64_t next_seq);

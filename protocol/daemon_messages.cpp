@@ -68,6 +68,8 @@ json encode(const status_result& v) {
   queue["textBytes"] = v.queue.text_bytes;
   queue["deliveries"] = v.queue.deliveries;
   queue["tombstones"] = v.queue.tombstones;
+  queue["groups"] = v.queue.groups;
+  queue["changes"] = v.queue.changes;
   json j = json::object();
   j["version"] = v.version;
   j["uptimeMs"] = v.uptime_ms;

@@ -51,6 +51,9 @@ struct queue_status {
   std::size_t text_bytes = 0;    // textBytes: their full texts on disk, bytes (shared once)
   std::size_t deliveries = 0;    // deliveries: auto-deliveries not yet acknowledged
   std::size_t tombstones = 0;    // tombstones: delivered results kept for idempotent resends
+  std::uint64_t groups = 0;      // groups: journal groups written since the daemon started (each one
+                                 //   append and one fdatasync)
+  std::uint64_t changes = 0;     // changes: puts, deliveries, retirements those groups carried
 };
 
 struct store_status {

@@ -156,5 +156,8 @@ TEST_CASE("status: counts in plain words, --json is daemon/status's result") {
   const json s = json_of(handoff_ok(d, {"status", "--json"}));
   CHECK(s["children"]["running"] == 1);
   CHECK(s["queue"]["results"] == 1);
+  // The completion went to disk in a journal group: counted since the daemon started.
+  CHECK(s["queue"]["groups"].get<int>() >= 1);
+  CHECK(s["queue"]["changes"].get<int>() >= s["queue"]["groups"].get<int>());
   CHECK(s["store"]["dir"] == d.artifact_dir().string());
 }

@@ -259,7 +259,15 @@ export interface StatusResult {
   connections: number;
   parents: number;
   children: { running: number; completed: number; delivering: number; delivered: number };
-  queue: { dir: string; results: number; textBytes: number; deliveries: number; tombstones: number };
+  queue: {
+    dir: string;
+    results: number;
+    textBytes: number;
+    deliveries: number;
+    tombstones: number;
+    groups: number;
+    changes: number;
+  };
   /** The artifact store: files and bytes, or `error` when it cannot be read. */
   store: { dir: string; files?: number; bytes?: number; error?: string };
   [extra: string]: unknown;
