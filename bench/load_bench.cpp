@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
                       each(cost.daemon_us)},
                      {"client threads' CPU per completion", fixed(hb::median(cost.clients_us), 0) + " µs",
                       each(cost.clients_us)},
-                     {"completions per journal group (one fdatasync each)", fixed(hb::median(cost.per_group), 2),
+                     {"changes per journal group (one fdatasync each)", fixed(hb::median(cost.per_group), 2),
                       [&] {
                         std::string out;
                         for (double g : cost.per_group) out += (out.empty() ? "" : ", ") + fixed(g, 2);

@@ -221,13 +221,21 @@ void connection::handle_frame(rpc::decoded_frame frame) {
     return;
   }
   ++requests_in_flight_;
+  if (msg.type == rpc::message::kind::request) ++ids_in_flight_[msg.id.dump()];  // cancellable from now
   asio::co_spawn(socket_.get_executor(), serve(std::move(msg)), asio::detached);
 }
 
 asio::awaitable<void> connection::serve(rpc::message msg) {
   auto self = shared_from_this();
   rpc::message request = std::move(msg);
+  const std::string id_key = request.type == rpc::message::kind::request ? request.id.dump() : std::string();
   co_await sink_.on_message(self, std::move(request));
+  if (!id_key.empty()) {
+    if (const auto it = ids_in_flight_.find(id_key); it != ids_in_flight_.end() && --it->second == 0) {
+      ids_in_flight_.erase(it);
+      cancelled_early_.erase(id_key);
+    }
+  }
   --requests_in_flight_;
   close_if_drained();
 }
@@ -283,6 +291,49 @@ asio::awaitable<void> connection::watchdog() {
       close_after_drain();
     }
   }
+}
+
+connection::cancel_registration connection::on_cancel(const nlohmann::json& request_id, std::function<void()> cancel) {
+  if (request_id.is_null()) return {};  // a notification cannot be cancelled
+  std::string key = request_id.dump();
+  if (cancelled_early_.erase(key) > 0) {  // cancelled before it got here: at once
+    cancel();
+    return {};
+  }
+  const std::uint64_t token = next_cancel_token_++;
+  cancellable_[key] = {token, std::move(cancel)};  // an id reused while in flight: the newest
+  return {weak_from_this(), std::move(key), token};
+}
+
+void connection::cancel(const nlohmann::json& request_id) {
+  std::string key = request_id.dump();
+  const auto it = cancellable_.find(key);
+  if (it == cancellable_.end()) {
+    if (ids_in_flight_.contains(key)) cancelled_early_.insert(std::move(key));
+    return;
+  }
+  auto run = std::move(it->second.second);
+  cancellable_.erase(it);
+  run();
+}
+
+connection::cancel_registration& connection::cancel_registration::operator=(cancel_registration&& other) noexcept {
+  if (this != &other) {
+    release();
+    conn_ = std::move(other.conn_);
+    key_ = std::move(other.key_);
+    token_ = std::exchange(other.token_, 0);
+  }
+  return *this;
+}
+
+void connection::cancel_registration::release() noexcept {
+  if (token_ == 0) return;
+  if (auto conn = conn_.lock()) {
+    const auto it = conn->cancellable_.find(key_);
+    if (it != conn->cancellable_.end() && it->second.first == token_) conn->cancellable_.erase(it);
+  }
+  token_ = 0;
 }
 
 }  // namespace handoff::daemon

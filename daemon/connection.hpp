@@ -14,6 +14,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 
 #include <asio/awaitable.hpp>
 #include <asio/local/stream_protocol.hpp>
@@ -88,6 +90,32 @@ class connection : public std::enable_shared_from_this<connection> {
   void set_parent_id(std::string parent) { parent_id_ = std::move(parent); }
   std::size_t requests_in_flight() const noexcept { return requests_in_flight_; }
 
+  // $/cancelRequest: a request still waiting (a subagent/wait asleep until its children
+  // settle) registers what ends it, under its id, for as long as the registration lives;
+  // cancel(id) runs it once, if it is still registered. A cancel of a request in flight that
+  // has not registered yet (read in the same chunk as it, say) is kept until the request
+  // registers (then it runs at once) or ends. Otherwise (answered already, never asked, a
+  // notification) cancel is a no-op. I/O thread only.
+  class cancel_registration {
+   public:
+    cancel_registration() = default;
+    cancel_registration(std::weak_ptr<connection> conn, std::string key, std::uint64_t token)
+        : conn_(std::move(conn)), key_(std::move(key)), token_(token) {}
+    cancel_registration(cancel_registration&& other) noexcept { *this = std::move(other); }
+    cancel_registration& operator=(cancel_registration&& other) noexcept;
+    cancel_registration(const cancel_registration&) = delete;
+    cancel_registration& operator=(const cancel_registration&) = delete;
+    ~cancel_registration() { release(); }
+
+   private:
+    void release() noexcept;
+    std::weak_ptr<connection> conn_;
+    std::string key_;
+    std::uint64_t token_ = 0;
+  };
+  [[nodiscard]] cancel_registration on_cancel(const nlohmann::json& request_id, std::function<void()> cancel);
+  void cancel(const nlohmann::json& request_id);
+
  private:
   struct outgoing {
     std::string bytes;
@@ -126,6 +154,11 @@ class connection : public std::enable_shared_from_this<connection> {
   std::int64_t next_call_id_ = 1;
   std::unordered_map<std::int64_t, pending_call*> calls_;
   std::size_t requests_in_flight_ = 0;
+  // request id (its JSON text) -> (registration token, what ends it); see on_cancel()
+  std::unordered_map<std::string, std::pair<std::uint64_t, std::function<void()>>> cancellable_;
+  std::unordered_map<std::string, std::size_t> ids_in_flight_;  // request id -> how many (serve())
+  std::unordered_set<std::string> cancelled_early_;               // in flight, cancelled, not registered
+  std::uint64_t next_cancel_token_ = 1;
 };
 
 }  // namespace handoff::daemon

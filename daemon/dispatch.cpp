@@ -56,7 +56,7 @@ asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param
       r = std::move(*at_once);
     } else {
       if (!m->later) throw std::logic_error(msg.method + " could not be answered at once");
-      r = co_await m->later(conn, msg.params);
+      r = co_await m->later(conn, msg.params, msg.id);
     }
   } catch (...) {
     failure = std::current_exception();

@@ -21,12 +21,22 @@ using rpc::rpc_error;
 
 template <class Params, class Json, class Handler>
 void service::bind(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h) {
-  methods_[std::move(name)].later = [this, decode, h](std::shared_ptr<connection> conn,
-                                                        json& params) -> asio::awaitable<reply> {
+  methods_[std::move(name)].later = [this, decode, h](std::shared_ptr<connection> conn, json& params,
+                                                        const json&) -> asio::awaitable<reply> {
     // Decoded into a named local first: g++ 12 mishandles a prvalue argument inside co_await.
     // Before the first suspension, while `params` (the request's, in on_message) is there.
     Params typed = decode(std::move(params), cfg_.wire);
     co_return co_await (this->*h)(std::move(conn), std::move(typed));
+  };
+}
+
+template <class Params, class Json, class Handler>
+void service::bind_cancellable(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h) {
+  methods_[std::move(name)].later = [this, decode, h](std::shared_ptr<connection> conn, json& params,
+                                                        const json& id) -> asio::awaitable<reply> {
+    Params typed = decode(std::move(params), cfg_.wire);
+    json request_id = id;  // copied before the first suspension, like the params
+    co_return co_await (this->*h)(std::move(conn), std::move(typed), std::move(request_id));
   };
 }
 
@@ -60,9 +70,10 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
   bind_now("subagent/progress", &rpc::decode_progress, &service::progress);
   bind("subagent/completed", &rpc::take_completed, &service::completed);
   bind("subagent/check", &rpc::decode_check, &service::check);
-  bind("subagent/wait", &rpc::decode_wait, &service::wait);
+  bind_cancellable("subagent/wait", &rpc::decode_wait, &service::wait);
   bind("subagent/cancel", &rpc::decode_cancel, &service::cancel);
   bind_now("parent/state", &rpc::decode_parent_state, &service::parent_state);
+  bind_now("$/cancelRequest", &rpc::decode_cancel_request, &service::cancel_request);
   bind("artifact/read", &rpc::decode_artifact_read, &service::artifact_read);
   bind_now("daemon/status", &rpc::decode_status, &service::status_now);  // when nothing to wait for
   bind("daemon/status", &rpc::decode_status, &service::status);
@@ -174,6 +185,11 @@ asio::awaitable<reply> service::cancel(std::shared_ptr<connection>, rpc::cancel_
 
 reply service::parent_state(const std::shared_ptr<connection>&, rpc::parent_state_params p) {
   if (ledger_.set_idle(p.parent_id, p.state == "idle")) schedule_flush(p.parent_id);
+  return reply{};
+}
+
+reply service::cancel_request(const std::shared_ptr<connection>& conn, rpc::cancel_request_params p) {
+  conn->cancel(p.id);  // a wait still asleep answers -32800; anything else goes on as it was
   return reply{};
 }
 

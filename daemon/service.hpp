@@ -70,7 +70,9 @@ class service final : public message_sink {
 
  private:
   // The params are the request's own: a decoder may move a member out (finalText, megabytes).
-  using handler = std::function<asio::awaitable<reply>(std::shared_ptr<connection>, nlohmann::json&)>;
+  // The id is the request's (null for a notification), for handlers a client may cancel.
+  using handler =
+      std::function<asio::awaitable<reply>(std::shared_ptr<connection>, nlohmann::json&, const nlohmann::json&)>;
   // Runs on the I/O thread and returns at once; nullopt when it cannot answer without waiting
   // (the method's awaitable handler then does).
   using instant_handler =
@@ -88,6 +90,9 @@ class service final : public message_sink {
   template <class Params, class Handler>
   void bind_now(std::string name, Params (*decode)(const nlohmann::json&, const rpc::wire_limits&),
                 Handler h);
+  // `bind` for a handler that also takes the request's id ($/cancelRequest names it).
+  template <class Params, class Json, class Handler>
+  void bind_cancellable(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h);
 
   // Dispatch (service.cpp): the method `msg` names, or nullptr once the error was answered
   // (unknown method, shutting down); and the one place a request's outcome becomes its reply.
@@ -102,9 +107,10 @@ class service final : public message_sink {
   reply progress(const std::shared_ptr<connection>& conn, rpc::progress_params p);
   asio::awaitable<reply> completed(std::shared_ptr<connection> conn, rpc::completed_params p);  // completed.cpp
   asio::awaitable<reply> check(std::shared_ptr<connection> conn, rpc::check_params p);
-  asio::awaitable<reply> wait(std::shared_ptr<connection> conn, rpc::wait_params p);             // wait.cpp
+  asio::awaitable<reply> wait(std::shared_ptr<connection> conn, rpc::wait_params p, nlohmann::json request_id);             // wait.cpp
   asio::awaitable<reply> cancel(std::shared_ptr<connection> conn, rpc::cancel_params p);
   reply parent_state(const std::shared_ptr<connection>& conn, rpc::parent_state_params p);
+  reply cancel_request(const std::shared_ptr<connection>& conn, rpc::cancel_request_params p);
   asio::awaitable<reply> artifact_read(std::shared_ptr<connection> conn, rpc::artifact_read_params p);
   // daemon/status (status_method.cpp): at once while no queue removal runs and the store
   // listing is current, else after waiting for both.
@@ -115,7 +121,8 @@ class service final : public message_sink {
 
   // subagent/wait's steps (wait.cpp).
   asio::awaitable<void> require_known(const std::string& parent_id, const std::vector<std::string>& child_ids);
-  asio::awaitable<bool> sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p);
+  asio::awaitable<bool> sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p,
+                                            const nlohmann::json& request_id);
   void on_wait_written(reservation& taken, bool written);
 
   // Auto-delivery (delivery.cpp).

@@ -13,6 +13,7 @@
 
 namespace handoff::daemon {
 
+using nlohmann::json;
 using rpc::errc;
 using rpc::rpc_error;
 
@@ -48,14 +49,24 @@ asio::awaitable<void> service::require_known(const std::string& parent_id, const
                   nlohmann::json{{"childIds", unknown}});
 }
 
-asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p) {
-  // Sleep until the children settle, the deadline passes, the client leaves or we stop.
+asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p,
+                                                   const json& request_id) {
+  // Sleep until the children settle, the deadline passes, the client leaves or cancels, or we
+  // stop. A cancelled wait has taken nothing: its results stay pending (auto-delivery).
   auto executor = co_await asio::this_coro::executor;
   asio::steady_timer timer(executor);
   const auto deadline = p.timeout_ms ? std::chrono::steady_clock::now() + std::chrono::milliseconds(*p.timeout_ms)
                                      : std::chrono::steady_clock::time_point::max();
   const watch self = ledger_.watch_children(p.parent_id, p.child_ids, [&timer] { timer.cancel(); });
+  bool cancelled = false;
+  const auto cancellable = conn->on_cancel(request_id, [&] {
+    cancelled = true;
+    timer.cancel();
+  });
   for (;;) {
+    if (cancelled)
+      throw rpc_error(errc::request_cancelled, "subagent/wait was cancelled by the client; nothing was taken, "
+                                               "its results stay pending");
     if (stopping_ || !conn->is_open() || ledger_.settled(p.parent_id, p.child_ids)) co_return false;
     if (std::chrono::steady_clock::now() >= deadline) co_return true;
     timer.expires_at(deadline);
@@ -63,10 +74,11 @@ asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connect
   }
 }
 
-asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait_params params) {
+asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait_params params, json request_id_param) {
   const rpc::wait_params p = std::move(params);
+  const json request_id = std::move(request_id_param);
   co_await require_known(p.parent_id, p.child_ids);
-  const bool timed_out = co_await sleep_until_settled(conn, p);
+  const bool timed_out = co_await sleep_until_settled(conn, p, request_id);
   if (stopping_) throw rpc_error(errc::shutting_down, "handoffd is shutting down; the results stay queued");
   if (!conn->is_open()) co_return reply{};  // nobody to answer; results stay pending
 

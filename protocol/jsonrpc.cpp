@@ -184,6 +184,8 @@ std::string_view default_message(errc code) noexcept {
       return "Request timeout";
     case errc::overloaded:
       return "Overloaded";
+    case errc::request_cancelled:
+      return "Request cancelled";
   }
   return "Server error";
 }

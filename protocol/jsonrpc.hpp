@@ -31,6 +31,7 @@ enum class errc : int {
   shutting_down = -32008,     // the daemon is stopping; retry after it restarts
   request_timeout = -32009,   // a daemon -> client request got no reply in time
   overloaded = -32010,        // a per-connection or global limit refused the request
+  request_cancelled = -32800, // the client cancelled it ($/cancelRequest) before it was answered
 };
 
 // The one exception type handlers throw; the dispatcher turns it into an error response.

@@ -167,6 +167,11 @@ struct cancel_result {
   std::size_t consumed = 0;             // consumed: completed results dropped with them
 };
 
+// $/cancelRequest (a notification, as in LSP): the id of a request of the same connection.
+struct cancel_request_params {
+  nlohmann::json id;  // id: a string or an integer, as the request had it
+};
+
 struct parent_state_params {  // a notification
   std::string parent_id;  // parentId
   std::string state;      // state: "busy" | "idle"
@@ -231,6 +236,7 @@ json encode(const wait_result& v);
 cancel_params decode_cancel(const json& params, const wire_limits& lim);
 json encode(const cancel_result& v);
 parent_state_params decode_parent_state(const json& params, const wire_limits& lim);
+cancel_request_params decode_cancel_request(const json& params, const wire_limits& lim);
 artifact_read_params decode_artifact_read(const json& params, const wire_limits& lim);
 json encode(const artifact_read_result& v);
 json encode(const usage_request_params& v);

@@ -170,6 +170,18 @@ json encode(const cancel_params& v) {
   return j;
 }
 
+cancel_request_params decode_cancel_request(const json& params, const wire_limits& lim) {
+  field_reader r(params, "");
+  const json* id = r.find("id");
+  if (id == nullptr) r.fail("id", "required");
+  if (id->is_string()) {
+    r.id("id", lim.max_id_bytes);  // the caps of any id
+  } else if (!id->is_number_integer() && !id->is_number_unsigned()) {
+    r.fail("id", "expected a string or an integer");
+  }
+  return {*id};
+}
+
 parent_state_params decode_parent_state(const json& params, const wire_limits& lim) {
   field_reader r(params, "");
   parent_state_params p;

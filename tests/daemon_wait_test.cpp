@@ -194,3 +194,86 @@ TEST_CASE("cancel consumes completed results and they are not delivered") {
   json st = c.call("daemon/status", nullptr)["result"];
   CHECK(st["queue"]["results"] == 0);
 }
+
+TEST_CASE("$/cancelRequest ends a wait still asleep with -32800 and takes nothing; an answered one is not undone") {
+  daemon_process d;
+  raw_client waiter(d.socket()), worker(d.socket());
+  worker.call("subagent/started", {{"parentId", "p"}, {"childId", "slow"}});
+  worker.call("subagent/started", {{"parentId", "p"}, {"childId", "other"}});
+
+  // Asleep until "slow" settles: cancelled by its id (a string id here), answered at once.
+  waiter.send({{"jsonrpc", "2.0"}, {"id", "w-1"}, {"method", "subagent/wait"},
+               {"params", {{"parentId", "p"}, {"childIds", {"slow"}}}}});
+  // Ids that name nothing of this connection are ignored: no reply, no effect.
+  waiter.notify("$/cancelRequest", {{"id", "w-0"}});
+  waiter.notify("$/cancelRequest", {{"id", 12345}});
+  // The wait is registered once its request was read; a status call on the same connection
+  // comes back after that.
+  REQUIRE(waiter.call("daemon/status", nullptr).contains("result"));
+  const auto asked = std::chrono::steady_clock::now();
+  waiter.notify("$/cancelRequest", {{"id", "w-1"}});
+  const json cancelled = waiter.read(std::chrono::seconds(5));
+  CHECK(std::chrono::steady_clock::now() - asked < std::chrono::seconds(2));
+  CHECK(cancelled["id"] == "w-1");
+  REQUIRE_MESSAGE(cancelled.contains("error"), cancelled.dump());
+  CHECK(cancelled["error"]["code"] == -32800);
+  CHECK(cancelled["error"]["message"].get<std::string>().find("stay pending") != std::string::npos);
+
+  // Nothing was taken: the result completed afterwards is still held and a new wait gets it.
+  complete(worker, "p", "slow", "the slow result");
+  CHECK(worker.call("daemon/status", nullptr)["result"]["queue"]["results"] == 1);
+  json again = waiter.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"slow"}}, {"timeoutMs", 5000}});
+  REQUIRE_MESSAGE(again.contains("result"), again.dump());
+  REQUIRE(again["result"]["sections"].size() == 1);
+  CHECK(again["result"]["sections"][0]["text"] == "the slow result");
+
+  // A cancel that arrives after the answer was written changes nothing: the client must still
+  // read that answer (it carries the results, consumed).
+  complete(worker, "p", "other", "the other result");
+  waiter.send({{"jsonrpc", "2.0"}, {"id", 9}, {"method", "subagent/wait"},
+               {"params", {{"parentId", "p"}, {"childIds", {"other"}}}}});
+  const json answered = waiter.read(std::chrono::seconds(5));
+  waiter.notify("$/cancelRequest", {{"id", 9}});
+  CHECK(answered["id"] == 9);
+  REQUIRE_MESSAGE(answered.contains("result"), answered.dump());
+  CHECK(answered["result"]["sections"][0]["text"] == "the other result");
+  CHECK(!waiter.read_frame(std::chrono::milliseconds(300)).has_value());  // no second reply
+  CHECK(worker.call("daemon/status", nullptr)["result"]["queue"]["results"] == 0);
+}
+
+TEST_CASE("$/cancelRequest with a bad id: a notification is dropped, a request gets -32602") {
+  daemon_process d;
+  raw_client c(d.socket());
+  c.notify("$/cancelRequest", {{"id", json::array({1})}});
+  c.notify("$/cancelRequest", {{"nothing", 1}});
+  const json bad = c.call("$/cancelRequest", {{"id", true}});
+  REQUIRE_MESSAGE(bad.contains("error"), bad.dump());
+  CHECK(bad["error"]["code"] == -32602);
+  CHECK(bad["error"]["message"].get<std::string>().find("id: expected a string or an integer") != std::string::npos);
+  const json missing = c.call("$/cancelRequest", json::object());
+  CHECK(missing["error"]["code"] == -32602);
+  // As a request with a good id it is answered (null), like any other.
+  const json fine = c.call("$/cancelRequest", {{"id", 1}});
+  CHECK(fine.contains("result"));
+  CHECK(c.call("daemon/status", nullptr).contains("result"));  // the connection is fine
+}
+
+TEST_CASE("$/cancelRequest in the same write as its wait still cancels it") {
+  daemon_process d;
+  raw_client waiter(d.socket()), worker(d.socket());
+  worker.call("subagent/started", {{"parentId", "p"}, {"childId", "c"}});
+  const json wait = {{"jsonrpc", "2.0"}, {"id", 5}, {"method", "subagent/wait"},
+                     {"params", {{"parentId", "p"}, {"childIds", {"c"}}}}};
+  const json cancel = {{"jsonrpc", "2.0"}, {"method", "$/cancelRequest"}, {"params", {{"id", 5}}}};
+  waiter.send_raw(wait.dump() + "\n" + cancel.dump() + "\n");
+  const json r = waiter.read(std::chrono::seconds(5));
+  CHECK(r["id"] == 5);
+  REQUIRE_MESSAGE(r.contains("error"), r.dump());
+  CHECK(r["error"]["code"] == -32800);
+  // The early cancel is spent: the same id on a new wait is not cancelled by it.
+  waiter.send(wait);
+  complete(worker, "p", "c", "done now");
+  const json answered = waiter.read(std::chrono::seconds(5));
+  REQUIRE_MESSAGE(answered.contains("result"), answered.dump());
+  CHECK(answered["result"]["sections"][0]["text"] == "done now");
+}
