@@ -95,6 +95,19 @@ export interface CallOptions {
 /** Extra time a wait's reply may take past its own timeoutMs before the client gives up, ms. */
 export const WAIT_GRACE_MS = 15_000;
 
+/** After a wait is given up, how long its connection stays open for the daemon's last word, ms. */
+export const CANCELLED_WAIT_GRACE_MS = 5_000;
+
+export interface WaitOptions extends CallOptions {
+  /**
+   * With `signal`: when the wait is given up, the daemon is asked to cancel it ($/cancelRequest)
+   * and the connection stays open (at most CANCELLED_WAIT_GRACE_MS) for its last word. If that is
+   * an answer written before the cancel arrived, its results were consumed: they are handed to
+   * this (the caller must show them), after `wait` itself has rejected with "aborted".
+   */
+  onLateResult?: (result: WaitResult) => void;
+}
+
 /** An installed, initialized connection. */
 interface Live {
   peer: JsonRpcPeer;
@@ -233,18 +246,45 @@ export class HandoffClient {
    * Runs on a connection of its own, so that giving up (options.signal, or the deadline:
    * params.timeoutMs + WAIT_GRACE_MS, or none) closes that connection before the daemon can
    * answer, and the daemon keeps the results pending instead of consuming them into a reply
-   * nobody reads.
+   * nobody reads. With options.onLateResult, giving up on the signal cancels the wait first
+   * and an answer the daemon had already written reaches onLateResult (see WaitOptions).
    */
-  async wait(params: WaitParams, options: CallOptions = {}): Promise<WaitResult> {
+  async wait(params: WaitParams, options: WaitOptions = {}): Promise<WaitResult> {
     const timeoutMs = options.timeoutMs ?? (params.timeoutMs === undefined ? Infinity : params.timeoutMs + WAIT_GRACE_MS);
     await this.whenConnected(Method.Wait, this.requestTimeoutMs, options.signal);
     const side = await this.openSideConnection(Method.Wait);
-    try {
-      const result = await side.request(Method.Wait, params, { timeoutMs, signal: options.signal });
-      return expectObject(Method.Wait, result) as WaitResult;
-    } finally {
+    let lingering = false;
+    const done = (): void => {
       side.close("closed", "the wait ended");
       this.sideConnections.delete(side);
+    };
+    const onLateResult = options.onLateResult;
+    const onLateReply =
+      onLateResult === undefined
+        ? undefined
+        : (reply: { result: unknown } | { error: HandoffError }): void => {
+            clearTimeout(grace);
+            done();
+            if (!("result" in reply)) return;  // -32800 (nothing taken), or the connection ended
+            try {
+              onLateResult(expectObject(Method.Wait, reply.result) as WaitResult);
+            } catch (error) {
+              this.emit({ type: "protocol-error", description: `a cancelled wait's late answer could not be taken: ${String(error)}` });
+            }
+          };
+    let grace: NodeJS.Timeout | undefined;
+    try {
+      const result = await side.request(Method.Wait, params, { timeoutMs, signal: options.signal, onLateReply });
+      return expectObject(Method.Wait, result) as WaitResult;
+    } catch (error) {
+      if (onLateReply !== undefined && error instanceof HandoffError && error.kind === "aborted" && !side.closed) {
+        lingering = true;  // onLateReply closes it, or the grace runs out
+        grace = setTimeout(done, CANCELLED_WAIT_GRACE_MS);
+        grace.unref?.();
+      }
+      throw error;
+    } finally {
+      if (!lingering) done();
     }
   }
 

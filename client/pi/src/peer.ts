@@ -5,7 +5,7 @@ import type { Socket } from "node:net";
 
 import { HandoffError } from "./errors.js";
 import { encodeFrame, FrameTooLargeError, LineDecoder } from "./framing.js";
-import { ErrorCode } from "./protocol.js";
+import { ErrorCode, Method } from "./protocol.js";
 
 /** Answers one incoming request; a throw becomes a JSON-RPC error reply (see replyError). */
 export type IncomingRequestHandler = (method: string, params: unknown) => unknown;
@@ -27,6 +27,12 @@ export interface RequestOptions {
   timeoutMs?: number | undefined;
   /** Give up when aborted (kind "aborted"); the request may still be applied. */
   signal?: AbortSignal | undefined;
+  /**
+   * When aborted: also send `$/cancelRequest` for it and hand the reply that still comes (the
+   * daemon's -32800, or the answer it had already written) to this instead of dropping it;
+   * called once, with an error of kind "closed"/"connection-lost" if the connection ends first.
+   */
+  onLateReply?: ((reply: { result: unknown } | { error: HandoffError }) => void) | undefined;
 }
 
 interface PendingRequest {
@@ -63,12 +69,28 @@ export class JsonRpcPeer {
   /** Sends a request (`params` undefined: none); resolves with its result, rejects with a HandoffError. */
   request(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
     if (this.isClosed) return Promise.reject(new HandoffError("not-connected", `${method}: not connected to handoffd`, { method }));
-    const { signal, timeoutMs } = options;
+    const { signal, timeoutMs, onLateReply } = options;
     if (signal?.aborted) return Promise.reject(new HandoffError("aborted", `${method}: aborted before it was sent`, { method }));
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
-      const onAbort = (): void => finish(() => reject(new HandoffError("aborted", `${method}: aborted by the caller`, { method })));
+      const onAbort = (): void => {
+        finish(() => reject(new HandoffError("aborted", `${method}: aborted by the caller`, { method })));
+        if (onLateReply === undefined || this.isClosed) return;
+        // The reply still on its way goes to onLateReply; the daemon learns we gave up.
+        this.pending.set(id, {
+          method,
+          resolve: (result) => {
+            this.pending.delete(id);
+            onLateReply({ result });
+          },
+          reject: (error) => {
+            this.pending.delete(id);
+            onLateReply({ error });
+          },
+        });
+        this.notify(Method.CancelRequest, { id });
+      };
       const finish = (settle: () => void): void => {
         if (timer !== undefined) clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);

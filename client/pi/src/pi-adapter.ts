@@ -160,6 +160,7 @@ class PiHandoffAdapter implements HandoffAdapter {
   private ctx: PiContext | undefined;
   private startError: HandoffError | undefined;
   private disposed = false;
+  private lateWaits = 0;  // late answers of cancelled waits shown so far (their delivery ids)
   private sawSettled = false;
   private runs = 0;
   private state: ParentState | undefined;
@@ -255,7 +256,10 @@ class PiHandoffAdapter implements HandoffAdapter {
     if (options.timeoutMs !== undefined) params.timeoutMs = options.timeoutMs;
     const usage = this.usageOrNull();
     if (usage !== null) params.usage = usage;
-    return client.wait(params, options.signal === undefined ? {} : { signal: options.signal });
+    if (options.signal === undefined) return client.wait(params);
+    // Given up (Esc) just after handoffd answered: the answer's results were consumed, so they
+    // reach the session as a batch of their own, like an auto-delivery.
+    return client.wait(params, { signal: options.signal, onLateResult: (result) => this.deliverLate(parentId, result) });
   }
 
   async check(childId: string, options?: CallOptions): Promise<CheckResult> {
@@ -377,6 +381,23 @@ class PiHandoffAdapter implements HandoffAdapter {
     const usage = this.ctx?.getContextUsage();
     if (usage === undefined) return null;
     return { tokens: usage.tokens, contextWindow: usage.contextWindow, percent: usage.percent };
+  }
+
+  /** A cancelled wait's answer that was already on its way: shown as a batch of its own. */
+  private deliverLate(parentId: string, result: WaitResult): void {
+    if (result.sections.length === 0 || this.disposed) return;
+    const params: DeliverParams = {
+      parentId,
+      deliveryId: `late-wait-${String(++this.lateWaits)}-${String(Date.now())}`,
+      text: result.text,
+      sections: result.sections,
+      deferred: result.deferred,
+      budget: result.budget,
+    };
+    this.show(params).then(
+      () => this.onDelivery(params, "delivered"),
+      (error: unknown) => this.onDelivery(params, "failed", error),
+    );
   }
 
   /** `parent/deliver`: resolves (acknowledges) only once the batch is in the session. */

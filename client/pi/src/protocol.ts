@@ -23,6 +23,8 @@ export const ErrorCode = {
   ShuttingDown: -32008,
   RequestTimeout: -32009,
   Overloaded: -32010,
+  /** `subagent/wait` given up with `$/cancelRequest` while still asleep: nothing was taken. */
+  RequestCancelled: -32800,
 } as const;
 
 /** The method names, fixed by docs/protocol.md §6-7. */
@@ -39,6 +41,8 @@ export const Method = {
   Status: "daemon/status",
   ContextUsage: "context/usage",
   Deliver: "parent/deliver",
+  /** A notification: gives up a request of the same connection (only a wait still asleep). */
+  CancelRequest: "$/cancelRequest",
 } as const;
 
 // ---- shared shapes --------------------------------------------------------------------------

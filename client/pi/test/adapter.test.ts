@@ -8,7 +8,7 @@ import type { ClientEvent } from "../src/client.js";
 import { HandoffClient } from "../src/client.js";
 import { HandoffError } from "../src/errors.js";
 import { createHandoffAdapter, type DeliveryEvent, type HandoffAdapter, type HandoffAdapterOptions, type HandoffMessageDetails } from "../src/pi-adapter.js";
-import { Daemon, delay, eventually, numberedReport } from "./support/daemon.js";
+import { completeBlocking, Daemon, delay, eventually, numberedReport } from "./support/daemon.js";
 import { FakeContext, FakePi, type SentMessage } from "./support/fake-pi.js";
 
 interface Setup {
@@ -284,6 +284,34 @@ describe("Pi adapter", () => {
     );
     assert.ok(unknown instanceof HandoffError && unknown.code === -32002);
     assert.equal(s.pi.sent.length, 0, "wait consumed the result; nothing is auto-delivered");
+  });
+
+  test("Esc just after handoffd answered a wait: its consumed results reach the session as a batch of their own", async () => {
+    const s = await setup();
+    await busy(s);
+    await s.adapter.started("e1", "quick one");
+    const abort = new AbortController();
+    const waiting = s.adapter.wait(["e1"], { signal: abort.signal });
+    await delay(300);  // the wait is at handoffd, asleep
+    // This event loop blocked: another process completes the child and handoffd answers the
+    // wait; then the Esc comes before the answer is read.
+    completeBlocking(s.daemon.socketPath, s.sessionId, "e1", "BEGIN e1\nthe answer written before the Esc\nEND e1");
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    abort.abort();
+    const error = await waiting.then(
+      () => assert.fail("expected the wait to be aborted"),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof HandoffError && error.kind === "aborted");
+    await eventually("the late batch to be sent to Pi", () => s.pi.sent.length === 1 || undefined, 5_000);
+    const sent = s.pi.sent[0];
+    assert.ok(sent !== undefined);
+    assert.match(String(sent.message.content), /BEGIN e1\nthe answer written before the Esc\nEND e1/);
+    assert.deepEqual(sent.options, { deliverAs: "followUp", triggerTurn: true });
+    assert.deepEqual(details(s, 0).sections.map((section) => section.childId), ["e1"]);
+    await eventually("the late batch to land", () => s.deliveries.some((d) => d.outcome === "delivered") || undefined, 5_000);
+    const { queue } = await s.worker.status();
+    assert.equal(queue.results + queue.deliveries, 0, "consumed by the wait's answer, shown once");
   });
 
   test("session_shutdown closes the connection and the adapter", async () => {

@@ -8,8 +8,8 @@ import { after, before, describe, test } from "node:test";
 
 import { HandoffClient, type ClientEvent } from "../src/client.js";
 import { HandoffError } from "../src/errors.js";
-import { ErrorCode } from "../src/protocol.js";
-import { Daemon, delay, eventually, numberedReport } from "./support/daemon.js";
+import { ErrorCode, type WaitResult } from "../src/protocol.js";
+import { completeBlocking, Daemon, delay, eventually, numberedReport } from "./support/daemon.js";
 
 async function rejection(promise: Promise<unknown>): Promise<HandoffError> {
   try {
@@ -187,6 +187,48 @@ describe("HandoffClient against handoffd", () => {
     await client.completed({ parentId: "p6", childId: "late", status: "done", finalText: "still here" });
     const result = await client.wait({ parentId: "p6", childIds: ["late"], timeoutMs: 5_000 });
     assert.equal(result.sections[0]?.text, "still here");
+  });
+
+  test("a wait given up with onLateResult is cancelled while asleep: nothing taken, nothing late", async () => {
+    await client.started({ parentId: "p6b", childId: "slow" });
+    const heldBefore = (await client.status()).queue.results;
+    const abort = new AbortController();
+    const late: unknown[] = [];
+    const waiting = client.wait({ parentId: "p6b", childIds: ["slow"] }, { signal: abort.signal, onLateResult: (r) => late.push(r) });
+    setTimeout(() => abort.abort(), 100);
+    const error = await rejection(waiting);
+    assert.equal(error.kind, "aborted");
+    // handoffd answered the cancel with -32800: the side connection is gone at once, not after the grace.
+    await eventually("the cancelled wait's connection to close", async () => (await client.status()).connections === 1, 3_000);
+
+    await client.completed({ parentId: "p6b", childId: "slow", status: "done", finalText: "kept for later" });
+    assert.equal((await client.status()).queue.results, heldBefore + 1, "the cancelled wait took nothing");
+    assert.deepEqual(late, []);
+    const result = await client.wait({ parentId: "p6b", childIds: ["slow"], timeoutMs: 5_000 });
+    assert.equal(result.sections[0]?.text, "kept for later");
+  });
+
+  test("a wait given up just after handoffd answered hands the consumed results to onLateResult", async () => {
+    await client.started({ parentId: "p6c", childId: "quick" });
+    const heldBefore = (await client.status()).queue.results;
+    const abort = new AbortController();
+    const late: WaitResult[] = [];
+    const waiting = client.wait({ parentId: "p6c", childIds: ["quick"] }, { signal: abort.signal, onLateResult: (r) => late.push(r) });
+    await eventually("the wait's connection", async () => (await client.status()).connections === 2, 3_000);
+    await delay(300);  // its initialize answered and the wait sent and read
+    // With this event loop blocked, another process completes the child: handoffd answers the
+    // wait, and the answer sits unread in this process's socket until the loop runs again.
+    completeBlocking(daemon.socketPath, "p6c", "quick", "answered before the Esc");
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);  // handoffd writes its answer
+    abort.abort();  // the Esc, before this process has read that answer
+    const error = await rejection(waiting);
+    assert.equal(error.kind, "aborted");
+    await eventually("the late answer", () => late.length === 1 || undefined, 5_000);
+    assert.equal(late[0]?.sections.length, 1);
+    assert.equal(late[0]?.sections[0]?.text, "answered before the Esc");
+    const status = await client.status();
+    assert.equal(status.queue.results, heldBefore, "consumed by the answer, which reached onLateResult");
+    await eventually("the side connection to close", async () => (await client.status()).connections === 1, 3_000);
   });
 
   test("a client that cannot reach the daemon says so", async () => {

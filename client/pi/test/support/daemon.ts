@@ -1,6 +1,6 @@
 // A real handoffd on a private temporary socket, for tests: start, kill -9, restart on the same
 // directories (so its durable queue carries over), and its log for failure messages.
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -131,4 +131,21 @@ export function numberedReport(lines: number, tag: string): string {
   for (let i = 2; i < lines; i += 1) out.push(`${tag} line ${i}: ${"x".repeat(40)}`);
   out.push(`END ${tag}`);
   return out.join("\n");
+}
+
+/**
+ * Sends one subagent/completed to handoffd from another process and returns once it was
+ * answered, blocking this process's event loop meanwhile (spawnSync): a test can then have
+ * handoffd answer something on this process's connections before this process reads it.
+ */
+export function completeBlocking(socketPath: string, parentId: string, childId: string, finalText: string): void {
+  const request = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "subagent/completed", params: { parentId, childId, status: "done", finalText } });
+  const script = `import net from "node:net";
+const s = net.connect(${JSON.stringify(socketPath)});
+s.on("connect", () => s.write(${JSON.stringify(request)} + String.fromCharCode(10)));
+let got = "";
+s.on("data", (d) => { got += d; if (got.includes(String.fromCharCode(10))) { if (!got.includes('"result"')) { console.error(got); process.exit(1); } s.end(); process.exit(0); } });
+s.on("error", (e) => { console.error(String(e)); process.exit(1); });`;
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 10_000 });
+  if (run.status !== 0) throw new Error(`completing ${childId} of ${parentId} from another process failed: ${run.stderr}`);
 }
