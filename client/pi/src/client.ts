@@ -273,11 +273,12 @@ export class HandoffClient {
             }
           };
     let grace: NodeJS.Timeout | undefined;
+    const sent = options.signal?.aborted !== true;  // else the peer refuses it unsent: no last word to wait for
     try {
       const result = await side.request(Method.Wait, params, { timeoutMs, signal: options.signal, onLateReply });
       return expectObject(Method.Wait, result) as WaitResult;
     } catch (error) {
-      if (onLateReply !== undefined && error instanceof HandoffError && error.kind === "aborted" && !side.closed) {
+      if (sent && onLateReply !== undefined && error instanceof HandoffError && error.kind === "aborted" && !side.closed) {
         lingering = true;  // onLateReply closes it, or the grace runs out
         grace = setTimeout(done, CANCELLED_WAIT_GRACE_MS);
         grace.unref?.();
