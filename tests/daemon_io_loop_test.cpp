@@ -1,13 +1,12 @@
 // daemon/io_loop.cpp against a real handoffd: after a request the I/O thread keeps polling
 // for --spin-us (it stays running or runnable, where with --spin-us 0 it is asleep at once),
 // then sleeps (an idle daemon uses no CPU), and stops on SIGTERM right after a request (inside
-// its window). A bad --spin-us is refused at start. Not covered here: the
-// default 100 µs window (too short to see in CPU time) and the pause while completions are
-// written (bench/load_bench.cpp shows its CPU).
+// its window). A bad --spin-us is refused at start. Not covered here: the default 100 µs
+// window (too short to watch from outside) and the pause while completions are written
+// (bench/load_bench.cpp shows the daemon's CPU then).
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
-
 
 #include <chrono>
 #include <cstdio>
