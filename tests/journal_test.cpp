@@ -447,18 +447,16 @@ TEST_CASE("a delivery begun before rotations and acknowledged after them, across
 }
 
 TEST_CASE("a tombstone file the disk refuses: recognised meanwhile, written again after a restart") {
-  temp_dir tmp;
-  small_disk small(tmp, "size=256k,nr_inodes=32");
+  small_disk small("size=256k,nr_inodes=32");
   if (!small.usable()) return;
-  const fs::path& mount_point = small.at;
-  const fs::path dir = mount_point / "queue";
+  const fs::path& dir = small.queue;
   const completion c = make_completion("p", "c");
   const completion kept = make_completion("p", "kept");
   std::optional<opened_queue> q(std::in_place, dir);
   const auto held = q->queue.put(c, "the text").held;
   q->queue.put(kept, "kept text");
   // No inode left: done/<key> cannot be created, the journal (no new inode) still takes entries.
-  const std::vector<fs::path> fillers = take_all_inodes(mount_point);
+  const std::vector<fs::path> fillers = take_all_inodes(small.at);
   REQUIRE_FALSE(fillers.empty());
   const auto problems = q->queue.consume({held.seq});
   INFO(joined(problems));
@@ -577,16 +575,14 @@ TEST_CASE("an expired tombstone stays expired after a restart") {
 // (unwritten_tombstones_), yet compact() removes the segment holding its retire entry; after a
 // restart nothing remembers the delivery and a resend is taken as new (/work/qtests-bugs.md #3).
 TEST_CASE("a tombstone the disk refused outlives the segment that held its retirement") {
-  temp_dir tmp;
-  small_disk small(tmp, "size=2m,nr_inodes=64");
+  small_disk small("size=2m,nr_inodes=64");
   if (!small.usable()) return;
-  const fs::path& mount_point = small.at;
-  const fs::path dir = mount_point / "queue";
+  const fs::path& dir = small.queue;
   const queue_options options{.segment_bytes = 4096};
   const completion c = make_completion("p", "c");
   std::optional<opened_queue> q(std::in_place, dir, options);
   const auto held = q->queue.put(c, "the text").held;
-  const std::vector<fs::path> fillers = take_all_inodes(mount_point);
+  const std::vector<fs::path> fillers = take_all_inodes(small.at);
   REQUIRE_FALSE(fillers.empty());
   q->queue.consume({held.seq});
   CHECK(names_in(dir / "done").empty());

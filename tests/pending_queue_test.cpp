@@ -479,12 +479,10 @@ TEST_CASE("concurrent puts get unique seqs and all survive a restart") {
 }
 
 TEST_CASE("a full disk: put throws queue_error and leaves nothing half-written") {
-  temp_dir tmp;
   // 64 KiB of data and at most 64 inodes, so both can run out in a test.
-  small_disk small(tmp, "size=64k,nr_inodes=64");
+  small_disk small("size=64k,nr_inodes=64");
   if (!small.usable()) return;
-  const fs::path& mount_point = small.at;
-  const fs::path dir = mount_point / "queue";
+  const fs::path& dir = small.queue;
   const fs::path segment = dir / "journal" / "0000000000000001.log";
   const queue_options options{.file_text_bytes = 16 * 1024};
   const std::string fits(20 * 1024, 'a');
@@ -498,13 +496,13 @@ TEST_CASE("a full disk: put throws queue_error and leaves nothing half-written")
                          doctest::Contains("No space left on device"), queue_error);
   }
   SUBCASE("an inline text does not fit in the journal") {
-    const fs::path filler = fill_space(mount_point);
+    const fs::path filler = fill_space(small.at);
     CHECK_THROWS_WITH_AS(q->queue.put(make_completion("p", "inline"), std::string(12 * 1024, 'i')),
                          doctest::Contains("No space left on device"), queue_error);
     fs::remove(filler);
   }
   SUBCASE("a text file fits, no inode is left for it") {
-    const std::vector<fs::path> fillers = take_all_inodes(mount_point);
+    const std::vector<fs::path> fillers = take_all_inodes(small.at);
     REQUIRE_FALSE(fillers.empty());
     CHECK_THROWS_WITH_AS(q->queue.put(make_completion("p", "second"), std::string(17 * 1024, 's')),
                          doctest::Contains("No space left on device"), queue_error);
@@ -530,15 +528,13 @@ TEST_CASE("a full disk: put throws queue_error and leaves nothing half-written")
 }
 
 TEST_CASE("a full disk: a retirement the journal refuses stays held and comes back after a restart") {
-  temp_dir tmp;
-  small_disk small(tmp, "size=64k,nr_inodes=64");
+  small_disk small("size=64k,nr_inodes=64");
   if (!small.usable()) return;
-  const fs::path& mount_point = small.at;
-  const fs::path dir = mount_point / "queue";
+  const fs::path& dir = small.queue;
   std::vector<held_result> held;
   std::optional<opened_queue> q(std::in_place, dir);
   held.push_back(q->queue.put(make_completion("p", "before"), "tbefore").held);  // the journal has a page
-  const fs::path filler = fill_space(mount_point);
+  const fs::path filler = fill_space(small.at);
   // Small puts until the journal's last page is full: what is left cannot take much more.
   for (int i = 0; i < 100; ++i) {
     try {

@@ -91,18 +91,21 @@ inline void check_same(const held_result& a, const held_result& b) {
   CHECK(a.completed_unix_ms == b.completed_unix_ms);
 }
 
-// A small tmpfs on <tmp>/small for running out of space or inodes. When it cannot be mounted
-// (no CAP_SYS_ADMIN), usable() says why via cannot_inject (which fails under
+// A small tmpfs, mounted on `at` inside a temporary directory of its own, for running out of
+// space or inodes; the queue under test goes in `queue` on it. When it cannot be mounted (no
+// CAP_SYS_ADMIN), usable() says why via cannot_inject (which fails under
 // HANDOFF_REQUIRE_FAULT_INJECTION) and the case returns.
 struct small_disk {
-  small_disk(const temp_dir& tmp, const std::string& tmpfs_options)
-      : at(tmp.path() / "small"), mount((std::filesystem::create_directory(at), at), tmpfs_options) {}
+  explicit small_disk(const std::string& tmpfs_options)
+      : at(tmp.path() / "small"), mount((std::filesystem::create_directory(at), at), tmpfs_options), queue(at / "queue") {}
   bool usable() {
     if (!mount.mounted()) cannot_inject("cannot mount a tmpfs here (" + mount.why_not() + ")");
     return mount.mounted();
   }
+  temp_dir tmp;
   std::filesystem::path at;
   tmpfs_mount mount;
+  std::filesystem::path queue;
 };
 
 // Writes a filler file under `dir` until its filesystem has no data space left.
