@@ -221,21 +221,21 @@ void connection::handle_frame(rpc::decoded_frame frame) {
     return;
   }
   ++requests_in_flight_;
-  if (msg.type == rpc::message::kind::request) ++ids_in_flight_[msg.id.dump()];  // cancellable from now
-  asio::co_spawn(socket_.get_executor(), serve(std::move(msg)), asio::detached);
+  std::string id_key;  // a request is cancellable from now on; a notification never is
+  if (msg.type == rpc::message::kind::request) {
+    id_key = msg.id.dump();
+    ++cancellable_[id_key].count;
+  }
+  asio::co_spawn(socket_.get_executor(), serve(std::move(msg), std::move(id_key)), asio::detached);
 }
 
-asio::awaitable<void> connection::serve(rpc::message msg) {
+asio::awaitable<void> connection::serve(rpc::message msg, std::string id_key) {
   auto self = shared_from_this();
   rpc::message request = std::move(msg);
-  const std::string id_key = request.type == rpc::message::kind::request ? request.id.dump() : std::string();
+  const std::string key = std::move(id_key);
   co_await sink_.on_message(self, std::move(request));
-  if (!id_key.empty()) {
-    if (const auto it = ids_in_flight_.find(id_key); it != ids_in_flight_.end() && --it->second == 0) {
-      ids_in_flight_.erase(it);
-      cancelled_early_.erase(id_key);
-    }
-  }
+  if (const auto it = cancellable_.find(key); !key.empty() && it != cancellable_.end() && --it->second.count == 0)
+    cancellable_.erase(it);
   --requests_in_flight_;
   close_if_drained();
 }
@@ -296,24 +296,29 @@ asio::awaitable<void> connection::watchdog() {
 connection::cancel_registration connection::on_cancel(const nlohmann::json& request_id, std::function<void()> cancel) {
   if (request_id.is_null()) return {};  // a notification cannot be cancelled
   std::string key = request_id.dump();
-  if (cancelled_early_.erase(key) > 0) {  // cancelled before it got here: at once
+  const auto it = cancellable_.find(key);
+  if (it == cancellable_.end()) return {};  // not a request of ours in flight: nothing can reach it
+  if (std::exchange(it->second.cancelled, false)) {  // cancelled before it got here: at once
     cancel();
     return {};
   }
   const std::uint64_t token = next_cancel_token_++;
-  cancellable_[key] = {token, std::move(cancel)};  // an id reused while in flight: the newest
+  it->second.token = token;  // an id reused while in flight: the newest
+  it->second.cancel = std::move(cancel);
   return {weak_from_this(), std::move(key), token};
 }
 
 void connection::cancel(const nlohmann::json& request_id) {
-  std::string key = request_id.dump();
-  const auto it = cancellable_.find(key);
-  if (it == cancellable_.end()) {
-    if (ids_in_flight_.contains(key)) cancelled_early_.insert(std::move(key));
+  const auto it = cancellable_.find(request_id.dump());
+  if (it == cancellable_.end()) return;  // answered already, or never asked
+  cancellable& c = it->second;
+  if (c.token == 0) {
+    c.cancelled = true;  // not registered yet: kept until it registers or ends
     return;
   }
-  auto run = std::move(it->second.second);
-  cancellable_.erase(it);
+  auto run = std::move(c.cancel);
+  c.cancel = nullptr;
+  c.token = 0;
   run();
 }
 
@@ -331,7 +336,10 @@ void connection::cancel_registration::release() noexcept {
   if (token_ == 0) return;
   if (auto conn = conn_.lock()) {
     const auto it = conn->cancellable_.find(key_);
-    if (it != conn->cancellable_.end() && it->second.first == token_) conn->cancellable_.erase(it);
+    if (it != conn->cancellable_.end() && it->second.token == token_) {
+      it->second.token = 0;
+      it->second.cancel = nullptr;
+    }
   }
   token_ = 0;
 }

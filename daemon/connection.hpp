@@ -14,7 +14,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include <asio/awaitable.hpp>
@@ -130,7 +129,7 @@ class connection : public std::enable_shared_from_this<connection> {
   asio::awaitable<void> write_loop();
   asio::awaitable<void> watchdog();
   void handle_frame(rpc::decoded_frame frame);
-  asio::awaitable<void> serve(rpc::message msg);
+  asio::awaitable<void> serve(rpc::message msg, std::string id_key);
   void handle_response(const rpc::message& msg);
   void finish_calls(call_outcome::kind how, std::string_view why);
   void close_if_drained();
@@ -154,10 +153,14 @@ class connection : public std::enable_shared_from_this<connection> {
   std::int64_t next_call_id_ = 1;
   std::unordered_map<std::int64_t, pending_call*> calls_;
   std::size_t requests_in_flight_ = 0;
-  // request id (its JSON text) -> (registration token, what ends it); see on_cancel()
-  std::unordered_map<std::string, std::pair<std::uint64_t, std::function<void()>>> cancellable_;
-  std::unordered_map<std::string, std::size_t> ids_in_flight_;  // request id -> how many (serve())
-  std::unordered_set<std::string> cancelled_early_;               // in flight, cancelled, not registered
+  // Requests in flight (serve()) by id, as its JSON text: what $/cancelRequest can reach.
+  struct cancellable {
+    std::size_t count = 0;         // requests with this id in flight
+    bool cancelled = false;        // cancelled before anything registered
+    std::uint64_t token = 0;       // the registration's (0: none)
+    std::function<void()> cancel;  // what ends the newest registered one
+  };
+  std::unordered_map<std::string, cancellable> cancellable_;
   std::uint64_t next_cancel_token_ = 1;
 };
 
