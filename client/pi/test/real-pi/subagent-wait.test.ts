@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { packageRoot } from "../support/daemon.js";
+import { delay, packageRoot } from "../support/daemon.js";
 import { textOf } from "../support/scripted-model.js";
-import { deliveredBatches, exactReport, parentRequests, spawnedIdsSeen, scenarioPerTest, toolEnd, toolText } from "../support/subagent-scenario.js";
+import { deliveredBatches, exactReport, parentRequests, spawnedId, spawnedIdsSeen, scenarioPerTest, toolEnd, toolText } from "../support/subagent-scenario.js";
 
 const { scenario, onCleanup } = scenarioPerTest();
 
@@ -93,4 +93,58 @@ test("Esc during subagent_wait ends it at once and loses nothing: the result is 
   await s.worker.ready();
   const { queue } = await s.worker.status();
   assert.equal(queue.results + queue.deliveries, 0, "delivered and acknowledged");
+});
+
+test("Esc the moment handoffd answers the wait: the answer reaches the model once (as the tool's result or a batch)", async () => {
+  let release: (() => void) | undefined;
+  const childMayAnswer = new Promise<void>((resolve) => (release = resolve));
+  onCleanup(() => release?.());
+  const answer = "BEGIN late\nanswered as the Esc came\nEND late";
+  const s = await scenario(async (request) => {
+    if (request.firstUser.startsWith("CHILD")) {
+      await childMayAnswer;  // never, in this test: the result comes from outside
+      return { text: "too late" };
+    }
+    const last = request.last;
+    if (last?.role === "user" && textOf(last).startsWith("PARENT"))
+      return { toolCalls: [{ name: "subagent_spawn", arguments: { task: "CHILD take your time", title: "Raced" } }] };
+    if (last?.role === "tool" && textOf(last).includes("Started subagent")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
+    return { text: "noted" };
+  });
+  await s.pi.prompt("PARENT delegate and wait");
+  const childId = spawnedId(toolText(await toolEnd(s.pi, "subagent_spawn", 30_000)));
+  await s.pi.waitFor((e) => e.type === "tool_execution_start" && e["toolName"] === "subagent_wait", 30_000, "the wait to start");
+  await delay(500);  // the wait is asleep at handoffd
+
+  // Pi paused: the Esc goes into its stdin first, then handoffd answers the wait into its socket.
+  // Resumed, Pi finds both ready; whichever it takes first, the answer must reach the model once.
+  process.kill(s.pi.pid, "SIGSTOP");
+  try {
+    s.pi.send({ type: "abort", id: "esc" });
+    await delay(200);
+    await s.worker.completed({ parentId: s.sessionId, childId, status: "done", finalText: answer });
+    await delay(500);
+  } finally {
+    process.kill(s.pi.pid, "SIGCONT");
+  }
+  const waited = await toolEnd(s.pi, "subagent_wait", 10_000);
+  const viaTool = toolText(waited).includes("answered as the Esc came");
+  if (!viaTool) {
+    assert.match(toolText(waited), /interrupted\. Nothing is lost/);
+    const landed = await s.pi.waitFor(
+      (e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "handoff",
+      30_000,
+      "the late answer as a batch",
+    );
+    await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the run the batch triggered", s.pi.events.indexOf(landed));
+  } else {
+    await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the parent to settle", s.pi.events.indexOf(waited));
+  }
+  // Which way it went is logged; both are right, losing it is not.
+  console.log(`# the answer reached the model ${viaTool ? "as subagent_wait's result" : "as a batch after the Esc"}`);
+  const last = parentRequests(s.model, "PARENT").at(-1);
+  const seen = (last?.body.messages ?? []).map(textOf).join("\n").split("answered as the Esc came").length - 1;
+  assert.equal(seen, 1, "the model sees the answer exactly once");
+  const { queue } = await s.worker.status();
+  assert.equal(queue.results + queue.deliveries, 0);
 });
