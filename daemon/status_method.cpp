@@ -49,6 +49,7 @@ rpc::status_result service::status_with(rpc::store_status store) const {
   result.connections = connections_.count();
   result.parents = counts.parents;
   result.children = {counts.running, counts.completed, counts.delivering, counts.delivered};
+  result.waits = counts.waits;
   result.queue = {queue_.dir().string(), disk.results, disk.text_bytes, disk.deliveries, disk.tombstones, disk.groups,
                   disk.changes};
   result.store = std::move(store);

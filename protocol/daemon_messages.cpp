@@ -76,6 +76,7 @@ json encode(const status_result& v) {
   j["connections"] = v.connections;
   j["parents"] = v.parents;
   j["children"] = std::move(children);
+  j["waits"] = v.waits;
   j["queue"] = std::move(queue);
   j["store"] = encode(v.store);
   return j;

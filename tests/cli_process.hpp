@@ -48,6 +48,10 @@ class cli_process {
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
+      // As a command typed at a terminal starts: Ctrl-C and SIGTERM not ignored, whatever the
+      // test runner passed down.
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
       ::dup2(in[0], 0);
       ::dup2(out[1], 1);
       ::dup2(err[1], 2);
@@ -73,6 +77,11 @@ class cli_process {
   }
   cli_process(const cli_process&) = delete;
   cli_process& operator=(const cli_process&) = delete;
+
+  // Sends `signo` to the running process (SIGSTOP, SIGINT, ...).
+  void signal(int signo) const {
+    if (pid_ <= 0 || ::kill(pid_, signo) != 0) throw std::runtime_error("kill failed");
+  }
 
   // Pumps the pipes until standard error holds `text`; false if the timeout passed first or
   // the process closed its standard error.

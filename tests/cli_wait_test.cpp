@@ -1,8 +1,12 @@
 // `handoff wait` against a real handoffd: the batch printed exactly as the parent model reads
-// it, --json parsed back, the usage flags, and exit status 4 on a timeout with children pending.
+// it, --json parsed back, the usage flags, exit status 4 on a timeout with children pending,
+// and Ctrl-C: nothing taken from a wait still asleep, an answer already written printed.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <csignal>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +32,17 @@ void complete(const daemon_process& d, const std::string& parent, const std::str
 json json_of(const cli_result& r) {
   INFO("stdout: ", r.out, "\nstderr: ", r.err);
   return json::parse(r.out);
+}
+
+// Polls daemon/status until `pointer` reads `value`; false after 10 s.
+bool status_reaches(const daemon_process& d, const char* pointer, int value) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < give_up) {
+    const cli_result r = handoff_run(d, {"status", "--json"});
+    if (r.status == 0 && json::parse(r.out).at(json::json_pointer(pointer)) == value) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 }  // namespace
@@ -91,4 +106,50 @@ TEST_CASE("wait's usage flags: tokens and window give a dynamic budget, the wind
   const json unknown =
       json_of(handoff_run(d, {"wait", "--parent", "p", "b", "--context-window", "200000", "--json"}));
   CHECK(unknown["budget"]["mode"] == "static");
+}
+
+TEST_CASE("Ctrl-C while the wait is asleep: handoffd takes nothing, exit 128 + the signal") {
+  daemon_process d;
+  for (const int signo : {SIGINT, SIGTERM}) {
+    const std::string child = signo == SIGINT ? "by-ctrl-c" : "by-sigterm";
+    REQUIRE(handoff_run(d, {"started", "--parent", "p", "--child", child}).status == 0);
+    cli_process waiting(on_socket(d.socket().string(), {"wait", "--parent", "p", child}));
+    REQUIRE(status_reaches(d, "/waits", 1));
+    waiting.signal(signo);
+    const cli_result r = waiting.finish();
+    CHECK(r.status == 128 + signo);
+    CHECK(r.out.empty());
+    CHECK(r.err == "handoff wait: interrupted: handoffd took nothing; the results stay queued for the next wait or "
+                   "delivery\n");
+    CHECK(status_reaches(d, "/waits", 0));
+
+    // Nothing was taken: the child's result, once there, goes to the next wait.
+    complete(d, "p", child, "result of " + child);
+    const cli_result next = handoff_run(d, {"wait", "--parent", "p", child});
+    CHECK(next.status == 0);
+    CHECK(next.out.find("result of " + child) != std::string::npos);
+  }
+}
+
+TEST_CASE("Ctrl-C after handoffd answered the wait: the consumed batch is printed, not lost") {
+  daemon_process d;
+  REQUIRE(handoff_run(d, {"started", "--parent", "p", "--child", "late"}).status == 0);
+  cli_process waiting(on_socket(d.socket().string(), {"wait", "--parent", "p", "late"}));
+  REQUIRE(status_reaches(d, "/waits", 1));
+  // Stopped, the process cannot read: handoffd answers into its socket and consumes the result,
+  // and the Ctrl-C is handled first when it resumes.
+  waiting.signal(SIGSTOP);
+  complete(d, "p", "late", "late result\nthe verdict is in the tail");
+  REQUIRE(status_reaches(d, "/children/delivered", 1));
+  waiting.signal(SIGINT);
+  waiting.signal(SIGCONT);
+  const cli_result r = waiting.finish();
+  CHECK(r.status == 0);
+  CHECK(r.out.find("the verdict is in the tail") != std::string::npos);
+  CHECK(r.err == "handoff wait: interrupted, but handoffd had already answered: the batch is printed in full\n");
+
+  // It was consumed: printing it was its only chance.
+  const cli_result again = handoff_run(d, {"wait", "--parent", "p", "late"});
+  CHECK(again.out.find("the verdict") == std::string::npos);
+  CHECK(again.err.find("already delivered earlier, not repeated: late") != std::string::npos);
 }

@@ -8,12 +8,22 @@
 // Exit status 4 when the timeout passed with children still pending (listed on stderr; the
 // results that were ready are printed all the same). --json prints the whole result: sections,
 // text, deferred, budget, timedOut, pending.
+//
+// Ctrl-C (or SIGTERM, SIGHUP) asks handoffd to cancel the wait instead of dropping the
+// connection: a wait still asleep takes nothing (the results stay queued; exit 128 + the
+// signal's number, 130 for Ctrl-C), and a batch handoffd had already answered, and so consumed,
+// is printed as usual (exit 0) rather than lost with the process. A second signal ends the
+// process at once.
 #include "cli/wait_command.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <array>
+#include <csignal>
 #include <cstdint>
 #include <string>
+
+#include "handoff/cancel_signal.hpp"
 
 namespace handoff::cli {
 namespace {
@@ -22,6 +32,43 @@ struct wait_options {
   rpc::wait_params params;
   usage_flags usage;
   bool json = false;
+};
+
+// The wait's cancel flag while one runs; raised by the first SIGINT, SIGTERM or SIGHUP.
+client::cancel_signal* interrupt_target = nullptr;
+volatile std::sig_atomic_t interrupted_by = 0;
+
+extern "C" void on_interrupt(int signo) {
+  interrupted_by = signo;
+  if (interrupt_target != nullptr) interrupt_target->raise();
+}
+
+// Routes the signals to `cancel` for its lifetime; each handler is reset by its first delivery
+// (SA_RESETHAND), so a second Ctrl-C kills as usual. A signal the process was started with
+// ignored (a background job of a shell, nohup) stays ignored.
+class interrupts_cancel {
+ public:
+  explicit interrupts_cancel(client::cancel_signal& cancel) {
+    interrupt_target = &cancel;
+    struct sigaction action {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    for (std::size_t i = 0; i < signals_.size(); ++i) {
+      ::sigaction(signals_[i], nullptr, &previous_[i]);
+      if (previous_[i].sa_handler != SIG_IGN) ::sigaction(signals_[i], &action, nullptr);
+    }
+  }
+  ~interrupts_cancel() {
+    for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &previous_[i], nullptr);
+    interrupt_target = nullptr;
+  }
+  interrupts_cancel(const interrupts_cancel&) = delete;
+  interrupts_cancel& operator=(const interrupts_cancel&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> signals_{SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> previous_{};
 };
 
 std::string join(const std::vector<std::string>& ids) {
@@ -33,7 +80,18 @@ std::string join(const std::vector<std::string>& ids) {
 int run_wait(const daemon_options& daemon, wait_options& options) {
   options.params.usage = usage_from(options.usage);
   return with_client("wait", daemon, [&](client::connection& c, const rpc::initialize_result&) {
-    const rpc::wait_result result = c.wait(options.params);
+    client::cancel_signal cancel;
+    rpc::wait_result result;
+    try {
+      const interrupts_cancel routed(cancel);
+      result = c.wait(options.params, cancel);
+    } catch (const client::client_error& e) {
+      if (e.kind() != client::error_kind::rpc || e.code() != rpc::errc::request_cancelled) throw;
+      report("wait", "interrupted: handoffd took nothing; the results stay queued for the next wait or delivery");
+      return 128 + static_cast<int>(interrupted_by);
+    }
+    if (cancel.raised())
+      report("wait", "interrupted, but handoffd had already answered: the batch is printed in full");
     const bool ok = options.json ? print_json("wait", rpc::encode(result)) : print("wait", result.batch.text);
     if (!ok) return exit_failure;
     if (!options.json && !result.already_delivered.empty())

@@ -253,6 +253,7 @@ void ledger::recover(pending_queue::recovered what) {
 ledger::counts ledger::count() const {
   counts n;
   n.parents = parents_.size();
+  n.waits = watches_.size();
   for (const auto& [pid, p] : parents_) {
     for (const auto& [cid, c] : p.children) {
       switch (c.state) {

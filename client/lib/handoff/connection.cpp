@@ -88,9 +88,10 @@ nlohmann::json connection::call(std::string_view method, const nlohmann::json& p
 
 nlohmann::json connection::call_with_text(std::string_view method, const nlohmann::json& params,
                                           const std::optional<text_member>& text,
-                                          std::optional<milliseconds> timeout) {
+                                          std::optional<milliseconds> timeout, const cancel_signal* cancel) {
   const std::int64_t id = next_id_++;
-  const deadline until = deadline_after(timeout);
+  deadline until = deadline_after(timeout);
+  bool cancel_sent = false;
   strict_message(request_, id, method, params, text);
   awaiting_.insert(id);
   struct forget {  // on every way out, a late reply to this id is dropped, not filed
@@ -115,11 +116,24 @@ nlohmann::json connection::call_with_text(std::string_view method, const nlohman
       if (reply.error) throw from_error_object(*reply.error);
       return std::move(reply.result);
     }
-    auto message = next_message(until);
-    if (!message)
-      throw client_error(error_kind::timeout, std::string(method) + ": no reply from handoffd at " +
-                                                  stream_.path().string() + " within " + describe_ms(*timeout));
-    handle(std::move(*message));
+    auto message = next_message(until, cancel != nullptr ? cancel->fd() : -1);
+    if (message) {
+      handle(std::move(*message));
+      continue;
+    }
+    if (cancel != nullptr && cancel->raised()) {
+      // Once: the daemon answers the call either way (the result, or request_cancelled).
+      notify("$/cancelRequest", {{"id", id}});
+      const auto grace = clock::now() + options_.cancel_grace;
+      until = until ? std::min(*until, grace) : grace;
+      cancel = nullptr;
+      cancel_sent = true;
+      continue;
+    }
+    throw client_error(error_kind::timeout,
+                       std::string(method) + ": no reply from handoffd at " + stream_.path().string() + " within " +
+                           (cancel_sent ? describe_ms(options_.cancel_grace) + " of asking it to cancel the call"
+                                        : describe_ms(*timeout)));
   }
 }
 
@@ -151,7 +165,7 @@ bool connection::serve_one(std::optional<milliseconds> timeout) {
   return true;
 }
 
-std::optional<rpc::message> connection::next_message(deadline until) {
+std::optional<rpc::message> connection::next_message(deadline until, int wake_fd) {
   for (;;) {
     std::optional<rpc::decoded_frame> frame;
     try {
@@ -171,7 +185,7 @@ std::optional<rpc::message> connection::next_message(deadline until) {
       }
     }
     std::array<char, 64 * 1024> chunk;
-    const auto n = stream_.read_some(chunk, until);
+    const auto n = stream_.read_some(chunk, until, wake_fd);
     if (!n) return std::nullopt;
     if (*n == 0) connection_closed(awaiting_.empty() ? "while we waited for its requests" : "before answering");
     decoder_.feed(std::string_view(chunk.data(), *n));

@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "handoff/cancel_signal.hpp"
 #include "handoff/client_error.hpp"
 #include "handoff/unix_stream.hpp"
 #include "protocol/framing.hpp"
@@ -47,6 +48,8 @@ struct options {
   milliseconds call_timeout{30'000};       // how long a call waits for its reply; subagent/wait
                                            // waits its timeoutMs plus this, or for ever without one
   std::size_t max_frame_bytes = 64 << 20;  // largest message accepted from the daemon, bytes
+  milliseconds cancel_grace{5'000};        // how long a cancelled call reads on for the daemon's
+                                           // answer to $/cancelRequest (timeout after it)
 };
 
 // Answers one daemon -> client request: returns the result, or throws. An rpc::rpc_error is
@@ -77,6 +80,12 @@ class connection {
   rpc::completed_result completed(const rpc::completed_params& params);
   rpc::check_result check(const rpc::check_params& params);
   rpc::wait_result wait(const rpc::wait_params& params);
+  // The same, stopped early when `cancel` is raised (a Ctrl-C): the daemon is asked to cancel
+  // the wait, and its answer decides. Still asleep, the wait takes nothing and this throws
+  // client_error with code rpc::errc::request_cancelled: the results stay queued. Answered
+  // already, the batch is returned as usual (check cancel.raised()): those results were
+  // consumed, so they are handed over, not dropped with the connection.
+  rpc::wait_result wait(const rpc::wait_params& params, const cancel_signal& cancel);
   rpc::cancel_result cancel(const rpc::cancel_params& params);
   // A notification ("busy" | "idle"); idle lets the daemon auto-deliver to the endpoint.
   void parent_state(const rpc::parent_state_params& params);
@@ -107,8 +116,9 @@ class connection {
   const options& settings() const noexcept { return options_; }
 
  private:
-  // The next message from the daemon, or nullopt at the deadline.
-  std::optional<rpc::message> next_message(deadline until);
+  // The next message from the daemon, or nullopt at the deadline (or once `wake_fd`, when not
+  // -1, is readable).
+  std::optional<rpc::message> next_message(deadline until, int wake_fd = -1);
   // A response is filed for its call (or dropped if nobody waits for it any more); a request
   // is answered; a notification is ignored (the daemon sends none today).
   void handle(rpc::message message);
@@ -120,8 +130,10 @@ class connection {
   void read_last_words();
   // call(), with `text` written as one more member of the params object (an object) straight
   // from the caller's string: completed() sends a final text without copying it into a json.
+  // A raised `cancel` sends $/cancelRequest for the call once and allows cancel_grace more.
   nlohmann::json call_with_text(std::string_view method, const nlohmann::json& params,
-                                const std::optional<text_member>& text, std::optional<milliseconds> timeout);
+                                const std::optional<text_member>& text, std::optional<milliseconds> timeout,
+                                const cancel_signal* cancel = nullptr);
 
   options options_;
   unix_stream stream_;

@@ -56,6 +56,14 @@ rpc::wait_result connection::wait(const rpc::wait_params& params) {
                        rpc::decode_wait_result);
 }
 
+rpc::wait_result connection::wait(const rpc::wait_params& params, const cancel_signal& cancel) {
+  std::optional<milliseconds> timeout;
+  if (params.timeout_ms) timeout = milliseconds(*params.timeout_ms) + options_.call_timeout;
+  return decode_result("subagent/wait",
+                       call_with_text("subagent/wait", rpc::encode(params), std::nullopt, timeout, &cancel),
+                       rpc::decode_wait_result);
+}
+
 rpc::cancel_result connection::cancel(const rpc::cancel_params& params) {
   return decode_result("subagent/cancel", call("subagent/cancel", rpc::encode(params)), rpc::decode_cancel_result);
 }

@@ -93,11 +93,11 @@ unix_stream::~unix_stream() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool unix_stream::wait_for(short events, deadline until) {
+bool unix_stream::wait_for(short events, deadline until, int wake_fd) {
   for (;;) {
-    pollfd p{fd_, events, 0};
-    const int rc = ::poll(&p, 1, poll_timeout(until));
-    if (rc > 0) return true;  // ready, or an error/hangup the next call reports
+    pollfd p[2] = {{fd_, events, 0}, {wake_fd, POLLIN, 0}};  // a negative fd is skipped
+    const int rc = ::poll(p, 2, poll_timeout(until));
+    if (rc > 0) return p[0].revents != 0;  // ready, or an error/hangup the next call reports
     if (rc == 0) {
       if (until && clock::now() >= *until) return false;
       continue;  // poll's millisecond rounding woke us a little early
@@ -126,7 +126,7 @@ void unix_stream::write_all(std::string_view bytes, deadline until) {
   }
 }
 
-std::optional<std::size_t> unix_stream::read_some(std::span<char> buffer, deadline until) {
+std::optional<std::size_t> unix_stream::read_some(std::span<char> buffer, deadline until, int wake_fd) {
   for (;;) {
     const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
     if (n >= 0) return static_cast<std::size_t>(n);
@@ -135,7 +135,7 @@ std::optional<std::size_t> unix_stream::read_some(std::span<char> buffer, deadli
     if (err == ECONNRESET) return 0;
     if (err != EAGAIN && err != EWOULDBLOCK)
       throw client_error(error_kind::io, "recv(" + path_.string() + "): " + errno_text(err));
-    if (!wait_for(POLLIN, until)) return std::nullopt;
+    if (!wait_for(POLLIN, until, wake_fd)) return std::nullopt;
   }
 }
 

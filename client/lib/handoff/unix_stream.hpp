@@ -37,16 +37,18 @@ class unix_stream {
 
   // Reads what is available, at least one byte, into `buffer`. Returns the count, 0 at end of
   // stream (the daemon closed, or reset, the connection), or nullopt when the deadline passed
-  // with nothing to read. Throws client_error{io} on other errors.
-  std::optional<std::size_t> read_some(std::span<char> buffer, deadline until);
+  // with nothing to read, or `wake_fd` (when not -1) became readable first; bytes waiting on
+  // the socket are read before a wake is reported. Throws client_error{io} on other errors.
+  std::optional<std::size_t> read_some(std::span<char> buffer, deadline until, int wake_fd = -1);
 
   const std::filesystem::path& path() const noexcept { return path_; }
   int native_handle() const noexcept { return fd_; }
 
  private:
   unix_stream(int fd, std::filesystem::path path) noexcept : fd_(fd), path_(std::move(path)) {}
-  // Polls for `events` until the deadline; false when it passed first.
-  bool wait_for(short events, deadline until);
+  // Polls for `events` until the deadline; false when it passed, or `wake_fd` (when not -1)
+  // became readable, first.
+  bool wait_for(short events, deadline until, int wake_fd = -1);
 
   int fd_ = -1;
   std::filesystem::path path_;

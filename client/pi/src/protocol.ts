@@ -263,6 +263,8 @@ export interface StatusResult {
   connections: number;
   parents: number;
   children: { running: number; completed: number; delivering: number; delivered: number };
+  /** `subagent/wait` calls in progress. */
+  waits: number;
   queue: {
     dir: string;
     results: number;
