@@ -2,8 +2,10 @@
 // typed, and the daemon's errors as client_error values.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/sha256.hpp"
@@ -195,6 +197,50 @@ TEST_CASE("wait with a usage gets a dynamic budget, with a timeout it reports wh
   CHECK(r.batch.budget.usage->tokens == 100000);
   REQUIRE(r.batch.sections.size() == 1);
   CHECK(r.batch.sections[0].text == "fast result");
+}
+
+TEST_CASE("a wait given a cancel_signal: raised while asleep or before the call, nothing is taken") {
+  test::daemon_process d;
+  connection c = connect_to(d);
+  c.started(start("p", "slow"));
+  rpc::wait_params w;
+  w.parent_id = "p";
+  w.child_ids = {"slow"};
+  auto cancelled = [](const client_error& e) {
+    return e.kind() == error_kind::rpc && e.code() == rpc::errc::request_cancelled;
+  };
+
+  client::cancel_signal from_thread;
+  std::thread raiser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // either way: asleep or not yet
+    from_thread.raise();
+  });
+  bool thrown = false;
+  try {
+    c.wait(w, from_thread);
+  } catch (const client_error& e) {
+    thrown = cancelled(e);
+  }
+  raiser.join();
+  CHECK(thrown);
+
+  client::cancel_signal already;
+  already.raise();
+  thrown = false;
+  try {
+    c.wait(w, already);
+  } catch (const client_error& e) {
+    thrown = cancelled(e);
+  }
+  CHECK(thrown);
+
+  // The connection goes on, and the result, once there, is still the next wait's.
+  c.completed(completion("p", "slow", "slow result"));
+  client::cancel_signal unused;
+  const auto r = c.wait(w, unused);
+  REQUIRE(r.batch.sections.size() == 1);
+  CHECK(r.batch.sections[0].text == "slow result");
+  CHECK_FALSE(unused.raised());
 }
 
 TEST_CASE("cancel consumes completed results and reports the ids it knew") {
