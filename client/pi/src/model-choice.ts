@@ -4,10 +4,14 @@
 //
 // Contract (matching is case-insensitive, as Pi's `--model` is):
 // - "provider/id" with a provider the registry knows: that provider, and an id one of its models
-//   has exactly or contains (Pi's fuzzy match on id and name); anything else is refused.
-//   Otherwise the whole text is taken as a bare id (OpenRouter ids contain a slash).
-// - A bare id: the parent's provider when one of its models matches, else whichever providers
-//   match (Pi picks among them, by credentials); none matching is refused.
+//   has exactly or contains (Pi's fuzzy match on id and name).
+// - Otherwise the whole text is a bare id (OpenRouter ids contain a slash): the parent's provider
+//   when one of its models matches, else whichever providers match (Pi picks among them, by
+//   credentials).
+// - "provider/id" with a known provider and an id nothing matches is what `pi --model
+//   provider/id` runs as a custom model id (a model released after the registry was written):
+//   accepted likewise, with a `note` for the parent model naming close matches, in case it is a
+//   typo. A bare id nothing matches, or an unknown provider, is refused, as Pi refuses it.
 // - A trailing `:<thinking level>` is left for Pi to parse; it is ignored for matching.
 // - A refusal names up to MAX_SUGGESTIONS close matches and how to list every model.
 
@@ -23,6 +27,8 @@ export interface ModelChoice {
   provider: string | undefined;
   /** `--model`. */
   model: string;
+  /** Said to the parent model with the spawn's result: the model is not in Pi's registry. */
+  note?: string;
 }
 
 /** The most close matches a refusal names. */
@@ -32,23 +38,30 @@ const THINKING_SUFFIX = /:(off|minimal|low|medium|high|xhigh)$/i;
 export function chooseModel(requested: string, models: readonly KnownModel[], parentProvider: string | undefined): ModelChoice {
   const text = requested.trim();
   const slash = text.indexOf("/");
-  if (slash > 0) {
-    const provider = models.find((m) => m.provider.toLowerCase() === text.slice(0, slash).toLowerCase())?.provider;
-    if (provider !== undefined) {
-      const id = text.slice(slash + 1);
-      if (matching(models.filter((m) => m.provider === provider), id).length > 0) return { provider, model: id };
-      throw refusal(text, models.filter((m) => m.provider === provider), id);
-    }
-  }
+  const prefixed = slash > 0 ? models.find((m) => m.provider.toLowerCase() === text.slice(0, slash).toLowerCase())?.provider : undefined;
+  const id = text.slice(slash + 1);
+  if (prefixed !== undefined && matching(models.filter((m) => m.provider === prefixed), id).length > 0) return { provider: prefixed, model: id };
   const candidates = matching(models, text);
-  if (candidates.length === 0) {
-    const known = new Set(models.map((m) => m.provider.toLowerCase()));
-    const unknownProvider = slash > 0 && !known.has(text.slice(0, slash).toLowerCase()) ? text.slice(0, slash) : undefined;
-    throw refusal(text, models, slash > 0 ? text.slice(slash + 1) : text, unknownProvider);
+  if (candidates.length > 0) {
+    if (parentProvider !== undefined && candidates.some((m) => m.provider === parentProvider)) return { provider: parentProvider, model: text };
+    const providers = new Set(candidates.map((m) => m.provider));
+    return providers.size === 1 ? { provider: [...providers][0], model: text } : { provider: undefined, model: text };
   }
-  if (parentProvider !== undefined && candidates.some((m) => m.provider === parentProvider)) return { provider: parentProvider, model: text };
-  const providers = new Set(candidates.map((m) => m.provider));
-  return providers.size === 1 ? { provider: [...providers][0], model: text } : { provider: undefined, model: text };
+  if (prefixed !== undefined && id.replace(THINKING_SUFFIX, "").trim() !== "") {
+    const close = closeMatches(models.filter((m) => m.provider === prefixed), id);
+    return {
+      provider: prefixed,
+      model: id,
+      note:
+        `Pi's model registry has no model "${id}" for provider "${prefixed}": the child runs it as a custom model id, ` +
+        `as \`pi --model ${text}\` does` +
+        (close.length > 0 ? ` (close matches: ${close.join(", ")})` : "") +
+        ". If that is a typo, cancel the child and spawn it again with a listed model.",
+    };
+  }
+  const known = new Set(models.map((m) => m.provider.toLowerCase()));
+  const unknownProvider = slash > 0 && !known.has(text.slice(0, slash).toLowerCase()) ? text.slice(0, slash) : undefined;
+  throw refusal(text, models, slash > 0 ? id : text, unknownProvider);
 }
 
 /** Models with exactly this id, else those whose id or name contains it. */
@@ -60,14 +73,19 @@ function matching(models: readonly KnownModel[], text: string): KnownModel[] {
   return models.filter((m) => m.id.toLowerCase().includes(wanted) || (m.name ?? "").toLowerCase().includes(wanted));
 }
 
-function refusal(requested: string, scope: readonly KnownModel[], id: string, unknownProvider?: string): Error {
+/** "provider/id" of the models in `scope` whose id is within a few edits of `id`, closest first. */
+function closeMatches(scope: readonly KnownModel[], id: string): string[] {
   const wanted = id.replace(THINKING_SUFFIX, "").toLowerCase();
-  const close = scope
+  return scope
     .map((m) => ({ name: `${m.provider}/${m.id}`, distance: editDistance(wanted, m.id.toLowerCase()) }))
     .filter((m) => m.distance <= Math.max(3, Math.floor(wanted.length / 2)))
     .sort((a, b) => a.distance - b.distance || a.name.localeCompare(b.name))
     .slice(0, MAX_SUGGESTIONS)
     .map((m) => m.name);
+}
+
+function refusal(requested: string, scope: readonly KnownModel[], id: string, unknownProvider?: string): Error {
+  const close = closeMatches(scope, id);
   const what = unknownProvider !== undefined ? `Pi knows no provider "${unknownProvider}"` : `Pi's model registry has no model "${requested}"`;
   const hint = close.length > 0 ? `; close matches: ${close.join(", ")}` : "";
   return new Error(

@@ -51,7 +51,9 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
         (spawned.queuePosition === 0
           ? `Started subagent ${name}. Its result is delivered to you when you are idle; call subagent_wait to wait for it now.`
           : `Queued subagent ${name}: the limit of running subagents is reached; it starts when one finishes ` +
-            `(position ${spawned.queuePosition} in the queue). Its result is delivered like any other.`) + unreachable;
+            `(position ${spawned.queuePosition} in the queue). Its result is delivered like any other.`) +
+        unreachable +
+        (spawned.modelNote !== undefined ? ` ${spawned.modelNote}` : "");
       return textResult(text, { childId: spawned.childId, title: spawned.title, queuePosition: spawned.queuePosition });
     },
   });

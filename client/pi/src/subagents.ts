@@ -54,6 +54,8 @@ export interface Spawned {
   queuePosition: number;
   /** False when handoffd was not connected at spawn (the result is kept and reported once it is). */
   daemonReachable: boolean;
+  /** About the model chosen, for the parent model (model-choice.ts): absent when it is a listed one. */
+  modelNote?: string;
 }
 
 interface Child {
@@ -108,7 +110,7 @@ export class Subagents {
     piLaunch(this.runtime, this.options.piCli);  // throws when it cannot tell how to start Pi
     const cwd = request.cwd === undefined ? ctx.cwd : isAbsolute(request.cwd) ? request.cwd : resolve(ctx.cwd, request.cwd);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw new Error(`subagent_spawn: cwd ${cwd} is not a directory`);
-    const { provider, model } = this.modelFor(request.model, ctx);
+    const { provider, model, note } = this.modelFor(request.model, ctx);
     const title = request.title?.trim() || titleOf(task);
     const child: Child = { id: newChildId(), title, task, cwd, provider, model, phase: "queued" };
     // Connected: handoffd must take the child (it may refuse, say, a title too long). Not
@@ -124,7 +126,7 @@ export class Subagents {
       this.adapter.progress(child.id, `queued: ${this.options.maxRunning} subagents are running (position ${queuePosition})`);
     }
     this.showStatus();
-    return { childId: child.id, title, queuePosition, daemonReachable: this.adapter.connected };
+    return { childId: child.id, title, queuePosition, daemonReachable: this.adapter.connected, ...(note !== undefined && { modelNote: note }) };
   }
 
   /** Waits for `ids` (default: every undelivered child); what it returns counts as delivered. */
@@ -226,7 +228,7 @@ export class Subagents {
   }
 
   /** The parent's model, or `requested` checked against Pi's registry (refused when unknown there). */
-  private modelFor(requested: string | undefined, ctx: SpawnContext): { provider: string | undefined; model: string | undefined } {
+  private modelFor(requested: string | undefined, ctx: SpawnContext): { provider: string | undefined; model: string | undefined; note?: string } {
     if (requested !== undefined && requested.trim() !== "") {
       const models = ctx.models?.() ?? [];
       if (models.length > 0) return chooseModel(requested, models, ctx.model?.provider);

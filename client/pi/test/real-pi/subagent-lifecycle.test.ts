@@ -84,9 +84,10 @@ test("a parent Pi that shuts down (the pi-subagents bridge loaded first) ends it
   assert.equal((await s.worker.check({ parentId: s.sessionId, childId })).state, "cancelled");
 });
 
-test("a failing child completes with status error; past the limit spawns queue and say so; a model Pi does not know is refused at spawn", async () => {
+test("a failing child completes with status error; past the limit spawns queue and say so; a model Pi does not know is refused at spawn, a custom id on a known provider runs", async () => {
   let firstChildRunning = false;
   let secondStartedWhileFirstRan: boolean | undefined;
+  let customModelId: string | undefined;
   const s = await scenario(
     async (request) => {
       if (request.firstUser.startsWith("CHILD one")) {
@@ -99,6 +100,10 @@ test("a failing child completes with status error; past the limit spawns queue a
         secondStartedWhileFirstRan ??= firstChildRunning;
         return { text: "second done" };
       }
+      if (request.firstUser.startsWith("CHILD six")) {
+        customModelId = request.body.model;
+        return { text: "custom id done" };
+      }
       const last = request.last;
       if (last?.role === "user")
         return {
@@ -109,6 +114,8 @@ test("a failing child completes with status error; past the limit spawns queue a
             { name: "subagent_spawn", arguments: { task: "CHILD three", title: "Broken", model: "openai/gpt-4o" } },
             { name: "subagent_spawn", arguments: { task: "CHILD four", title: "Unknown model", model: "scripted-modle" } },
             { name: "subagent_spawn", arguments: { task: "CHILD five", title: "Unknown provider", model: "nowhere/x" } },
+            // A known provider, an id its registry lacks: Pi runs it as a custom model id, and so do we.
+            { name: "subagent_spawn", arguments: { task: "CHILD six", title: "Custom id", model: "scripted/brand-new-model" } },
           ],
         };
       if (last?.role === "tool" && !textOf(last).includes("finished") && !textOf(last).includes("failed"))
@@ -123,6 +130,10 @@ test("a failing child completes with status error; past the limit spawns queue a
   assert.match(spawns[0] ?? "", /^Started subagent sa-[0-9a-f]+ "One"\./);
   assert.match(spawns[1] ?? "", /^Queued subagent sa-[0-9a-f]+ "Two": the limit of running subagents is reached; it starts when one finishes \(position 1 in the queue\)/);
   assert.match(spawns[2] ?? "", /^Queued subagent sa-[0-9a-f]+ "Broken".*position 2 in the queue/);
+  assert.match(
+    spawns[3] ?? "",
+    /^Queued subagent sa-[0-9a-f]+ "Custom id".*position 3 in the queue.* Pi's model registry has no model "brand-new-model" for provider "scripted": the child runs it as a custom model id, as `pi --model scripted\/brand-new-model` does/s,
+  );
   const refused = s.pi.where((e) => e.type === "tool_execution_end" && e["toolName"] === "subagent_spawn" && e["isError"] === true).map(toolText);
   assert.equal(refused.length, 2, spawns.join("\n"));
   assert.match(refused[0] ?? "", /no model "scripted-modle"; close matches: scripted\/.*pi --list-models/);
@@ -133,8 +144,10 @@ test("a failing child completes with status error; past the limit spawns queue a
   assert.match(text, /"One" finished\.\n\nfirst done/);
   assert.match(text, /"Two" finished\.\n\nsecond done/);
   assert.match(text, /"Broken" failed\.\nError: the child Pi exited with code 1; stderr: No API key found for openai/s);
+  assert.match(text, /"Custom id" finished\.\n\ncustom id done/);
+  assert.equal(customModelId, "brand-new-model", "the child Pi asked the provider for the custom id");
   const sections = (waited["result"] as { details: { sections: { title: string; status: string }[] } }).details.sections;
-  assert.deepEqual(sections.map((x) => [x.title, x.status]).sort(), [["Broken", "error"], ["One", "done"], ["Two", "done"]]);
+  assert.deepEqual(sections.map((x) => [x.title, x.status]).sort(), [["Broken", "error"], ["Custom id", "done"], ["One", "done"], ["Two", "done"]]);
 });
 
 test("a child past its time limit is killed, tree and all, and completes with status error", async () => {
