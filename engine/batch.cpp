@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "engine/artifact_store.hpp"
+#include "engine/projection_notice.hpp"
 #include "engine/sha256.hpp"
 #include "engine/text_shape.hpp"
 
@@ -78,6 +79,25 @@ artifact_ref keep_full_text(const batch_input& in, artifact_store* store) {
   return ref;
 }
 
+bool may_be_cut(text_shape shape, const surface_caps& caps) {
+  return shape.bytes > caps.floor_bytes || shape.lines > caps.max_lines;
+}
+
+// The least a cut of this input can be, whichever footer it gets: naming the artifact (its path
+// and the reader's), or saying the save failed (with the longest reason it may print).
+std::size_t least_cut_bytes(const batch_input& in, text_shape shape, const batch_options& options,
+                            const artifact_store* store) {
+  artifact_ref saved;
+  saved.saved = true;
+  saved.sha256 = in.sha256 ? *in.sha256 : std::string(64, '0');
+  saved.path = store != nullptr ? store->path_of(saved.sha256).string() : std::string();
+  saved.reader = options.reader;
+  artifact_ref failed;
+  failed.sha256 = saved.sha256;
+  failed.error = std::string(max_notice_reason_bytes, 'x');
+  return std::max(min_cut_bytes(shape, saved), min_cut_bytes(shape, failed));
+}
+
 void validate(const batch_options& options) {
   if (options.caps.floor_bytes < min_projection_bytes ||
       options.caps.max_lines < min_projection_lines)
@@ -125,7 +145,8 @@ batch build_batch(std::span<const batch_input> inputs, const batch_options& opti
     const text_shape shape = measure(inputs[i].final_text);
     // Admission keeps a prefix, so every input but the first is preceded by a separator.
     const std::size_t separator = i == 0 ? 0 : section_separator.size();
-    items.push_back({shape.bytes, shape.lines, headers.back().size() + separator});
+    items.push_back({shape.bytes, shape.lines, headers.back().size() + separator,
+                     may_be_cut(shape, options.caps) ? least_cut_bytes(inputs[i], shape, options, store) : 0});
   }
   const allocation alloc = allocate(options.caps, items, options.usage,
                                     worst_notice_bytes(inputs.size()), options.policy);

@@ -205,10 +205,16 @@ bool usable(const std::optional<context_usage>& usage) noexcept {
   return fault_of(usage) == usage_fault::none;
 }
 
-allocation allocate(const surface_caps& caps, std::span<const budget_item> items,
+allocation allocate(const surface_caps& surface, std::span<const budget_item> items,
                     const std::optional<context_usage>& usage,
                     std::size_t deferred_notice_bytes, const dynamic_policy& policy) {
-  validate(caps, policy);
+  validate(surface, policy);
+  // A floor that cannot hold a result's footer (a long artifact path) is raised for the batch:
+  // below it the projection could not be cut at all.
+  surface_caps caps = surface;
+  for (const budget_item& item : items)
+    caps.floor_bytes = std::max(caps.floor_bytes,
+                                std::min({item.min_cut_bytes, caps.per_result_bytes, caps.per_batch_bytes}));
   allocation out;
   out.max_lines = caps.max_lines;
   budget_report& report = out.report;
@@ -218,6 +224,9 @@ allocation allocate(const surface_caps& caps, std::span<const budget_item> items
   report.max_lines = caps.max_lines;
 
   const std::size_t cap = batch_cap(caps, usage, policy, report);
+  if (caps.floor_bytes > surface.floor_bytes)
+    report.basis += "; floor raised from " + grouped(surface.floor_bytes) + " to " + grouped(caps.floor_bytes) +
+                    " B to hold a footer";
 
   const std::size_t n = items.size();
   std::vector<std::size_t> needs(n);

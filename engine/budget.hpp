@@ -46,6 +46,9 @@ struct budget_item {
   std::size_t lines = 1;          // full text lines (split("\n"))
   std::size_t wrapper_bytes = 0;  // rendered bytes around its projection: header line, title,
                                   // error text, separator before it
+  std::size_t min_cut_bytes = 0;  // the least a cut of it can be (its marker and footer, which
+                                  // grow with the artifact's path): the floor is raised to the
+                                  // largest of these, within the per-result cap
 };
 
 struct budget_report {
@@ -54,7 +57,8 @@ struct budget_report {
   std::size_t batch_cap_bytes = 0;      // effective cap on the rendered batch
   std::size_t static_batch_bytes = 0;   // the surface's static batch cap
   std::size_t per_result_bytes = 0;     // the surface's static per-result cap
-  std::size_t floor_bytes = 0;          // the surface's floor
+  std::size_t floor_bytes = 0;          // the floor applied: the surface's, or raised for a
+                                        // footer that needs more (budget_item::min_cut_bytes)
   std::size_t max_lines = 0;            // per-result line cap
   std::optional<context_usage> usage;   // the usage it was based on, when valid
   std::optional<std::size_t> headroom_bytes;  // share * (window - tokens) * bytes/token

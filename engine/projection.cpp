@@ -112,6 +112,14 @@ bool fits(std::string_view text, const projection_limits& limits) noexcept {
   return text.size() <= limits.max_bytes && within(measure(text), limits);
 }
 
+std::size_t min_cut_bytes(text_shape total, const artifact_ref& artifact) {
+  // The room project() settles on when the limit leaves the footer no more than its least.
+  projection_limits least;
+  least.max_bytes = 0;
+  const notice_size notices = notice_bound(total, artifact, footer_room_for(total, least, artifact));
+  return std::max(min_projection_bytes, notices.bytes + min_body_bytes);
+}
+
 projection project(std::string_view text, const projection_limits& limits,
                    const artifact_ref& artifact) {
   projection result;

@@ -48,4 +48,9 @@ bool fits(std::string_view text, const projection_limits& limits) noexcept;
 projection project(std::string_view text, const projection_limits& limits,
                    const artifact_ref& artifact);
 
+// The smallest max_bytes at which project() can cut a text of shape `total` for `artifact`
+// (never below min_projection_bytes): its marker and leanest footer, which grow with the
+// artifact's path and the reader's, plus a minimal head and tail.
+std::size_t min_cut_bytes(text_shape total, const artifact_ref& artifact);
+
 }  // namespace handoff

@@ -442,3 +442,41 @@ TEST_CASE("property: random batches never exceed their cap") {
     }
   }
 }
+
+TEST_CASE("a long artifact path: the floor grows to hold the footer, so a full context still gets a cut result") {
+  temp_store ts;
+  fs::path deep = ts.root;
+  while (deep.string().size() < 170) deep /= "a-rather-long-directory-name";
+  fs::create_directories(deep.parent_path());
+  handoff::artifact_store store(deep);
+  const std::string text = seed_text(90'000, 2001, "deep");
+  std::vector<batch_input> inputs(2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    inputs[k].child_id = "child-" + std::to_string(k);
+    inputs[k].final_text = text;
+  }
+  batch_options options;
+  options.caps = surface_caps::wait();
+  options.reader = "/usr/local/lib/handoff/bin/handoff";
+  options.usage = context_usage{199'990, 200'000, 99.995};
+
+  const batch b = build_batch(inputs, options, &store);  // threw "no room for ... footer" before
+  REQUIRE(b.sections.size() == 1);
+  CHECK(b.deferred == std::vector<std::size_t>{1});
+  CHECK(b.budget.floor_bytes > 512);
+  CHECK(b.budget.basis.find("floor raised from 512 to ") != std::string::npos);
+  CHECK(b.text.size() <= b.budget.batch_cap_bytes);
+  const auto& s = b.sections[0];
+  CHECK(s.proj.truncated);
+  CHECK(s.proj.text.size() <= b.budget.floor_bytes);
+  CHECK(s.proj.text.rfind("BEGIN deep", 0) == 0);
+  REQUIRE(s.artifact);
+  CHECK(s.artifact->saved);
+  CHECK(s.proj.text.find(s.artifact->path) != std::string::npos);  // the footer names it whole
+  CHECK(read_file(s.artifact->path) == text);
+
+  // The same results with the store at a short path keep the surface's floor.
+  const batch short_path = build_batch(inputs, options, ts.store.get());
+  CHECK(short_path.budget.floor_bytes == 512);
+  CHECK(short_path.text.size() <= short_path.budget.batch_cap_bytes);
+}

@@ -388,3 +388,29 @@ TEST_CASE("property: random batches keep every guarantee") {
     if (cut > 0) CHECK(unused < cut);
   }
 }
+
+TEST_CASE("a result whose footer needs more than the floor raises the floor for the batch, within the caps") {
+  // Two long results in a nearly full context: the first goes out at the floor. Its footer (a
+  // long artifact path) needs 700 B, more than the wait surface's 512.
+  std::vector<budget_item> items = {{90000, 2001, 30, 700}, {90000, 2001, 35, 650}};
+  const allocation a = allocate(surface_caps::wait(), items, usage_of(199'990, 200'000), 90);
+  REQUIRE(a.admitted == std::vector<std::size_t>{0});
+  CHECK(a.byte_limits[0] == 700);
+  CHECK(a.report.floor_bytes == 700);
+  CHECK(a.report.basis.find("floor raised from 512 to 700 B to hold a footer") != std::string::npos);
+  CHECK(worst_case_bytes(a, items, 90) <= a.report.batch_cap_bytes);
+
+  // Ample room: the raised floor changes nothing for results that get more anyway.
+  const allocation roomy = allocate(surface_caps::wait(), items, std::nullopt, 90);
+  CHECK(roomy.admitted.size() == 2);
+  for (const std::size_t limit : roomy.byte_limits) CHECK(limit > 700);
+
+  // Never above the per-result cap: a footer that cannot fit even there is project()'s to refuse.
+  surface_caps tight = surface_caps::wait();
+  tight.per_result_bytes = 600;
+  CHECK(allocate(tight, items, std::nullopt, 90).report.floor_bytes == 600);
+
+  // A result that needs no cut (min_cut_bytes 0) leaves the floor alone.
+  const std::vector<budget_item> plain = {{90000, 2001, 30}};
+  CHECK(allocate(surface_caps::wait(), plain, usage_of(199'990, 200'000), 90).report.floor_bytes == 512);
+}
