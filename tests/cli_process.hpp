@@ -30,8 +30,9 @@ class cli_process {
  public:
   // Starts `handoff args...`; `input` is written to its standard input, which is then closed.
   // `env` entries ("NAME=value", or "NAME" to unset it) change the inherited environment.
+  // `ignored` signals start ignored (as a shell's background job starts with SIGINT ignored).
   explicit cli_process(const std::vector<std::string>& args, std::string input = {},
-                       const std::vector<std::string>& env = {})
+                       const std::vector<std::string>& env = {}, const std::vector<int>& ignored = {})
       : input_(std::move(input)) {
     std::signal(SIGPIPE, SIG_IGN);  // a child that exits before reading its input must not kill us
     int in[2], out[2], err[2];
@@ -52,6 +53,7 @@ class cli_process {
       // test runner passed down.
       ::signal(SIGINT, SIG_DFL);
       ::signal(SIGTERM, SIG_DFL);
+      for (const int signo : ignored) ::signal(signo, SIG_IGN);
       ::dup2(in[0], 0);
       ::dup2(out[1], 1);
       ::dup2(err[1], 2);

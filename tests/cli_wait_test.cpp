@@ -108,16 +108,16 @@ TEST_CASE("wait's usage flags: tokens and window give a dynamic budget, the wind
   CHECK(unknown["budget"]["mode"] == "static");
 }
 
-TEST_CASE("Ctrl-C while the wait is asleep: handoffd takes nothing, exit 128 + the signal") {
+TEST_CASE("Ctrl-C while the wait is asleep: handoffd takes nothing, and the process ends by the signal") {
   daemon_process d;
-  for (const int signo : {SIGINT, SIGTERM}) {
-    const std::string child = signo == SIGINT ? "by-ctrl-c" : "by-sigterm";
+  for (const int signo : {SIGINT, SIGTERM, SIGHUP}) {
+    const std::string child = "by-signal-" + std::to_string(signo);
     REQUIRE(handoff_run(d, {"started", "--parent", "p", "--child", child}).status == 0);
     cli_process waiting(on_socket(d.socket().string(), {"wait", "--parent", "p", child}));
     REQUIRE(status_reaches(d, "/waits", 1));
     waiting.signal(signo);
     const cli_result r = waiting.finish();
-    CHECK(r.status == 128 + signo);
+    CHECK(r.status == -signo);  // killed by it, not exit(130): a shell script running it stops too
     CHECK(r.out.empty());
     CHECK(r.err == "handoff wait: interrupted: handoffd took nothing; the results stay queued for the next wait or "
                    "delivery\n");
@@ -144,12 +144,26 @@ TEST_CASE("Ctrl-C after handoffd answered the wait: the consumed batch is printe
   waiting.signal(SIGINT);
   waiting.signal(SIGCONT);
   const cli_result r = waiting.finish();
-  CHECK(r.status == 0);
+  CHECK(r.status == -SIGINT);
   CHECK(r.out.find("the verdict is in the tail") != std::string::npos);
-  CHECK(r.err == "handoff wait: interrupted, but handoffd had already answered: the batch is printed in full\n");
+  CHECK(r.err == "handoff wait: interrupted, but handoffd had already answered: the batch above is complete\n");
 
   // It was consumed: printing it was its only chance.
   const cli_result again = handoff_run(d, {"wait", "--parent", "p", "late"});
   CHECK(again.out.find("the verdict") == std::string::npos);
   CHECK(again.err.find("already delivered earlier, not repeated: late") != std::string::npos);
+}
+
+TEST_CASE("a wait started with SIGINT ignored (a shell's background job) keeps ignoring it") {
+  daemon_process d;
+  REQUIRE(handoff_run(d, {"started", "--parent", "p", "--child", "bg"}).status == 0);
+  cli_process waiting(on_socket(d.socket().string(), {"wait", "--parent", "p", "bg"}), {}, {}, {SIGINT});
+  REQUIRE(status_reaches(d, "/waits", 1));
+  waiting.signal(SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(status_reaches(d, "/waits", 1));  // still waiting: a cancel would have ended it at once
+  waiting.signal(SIGTERM);
+  const cli_result r = waiting.finish();
+  CHECK(r.status == -SIGTERM);
+  CHECK(r.err.find("interrupted: handoffd took nothing") != std::string::npos);
 }

@@ -211,3 +211,48 @@ TEST_CASE("bytes that are not JSON-RPC, or a result of the wrong shape: protocol
     CHECK(contains(e, "sha256"));
   }
 }
+
+TEST_CASE("a cancelled wait: an answer the daemon wrote anyway is returned, and with none the grace ends it") {
+  test::temp_dir dir;
+  const auto path = dir / "handoffd.sock";
+  rpc::wait_params w;
+  w.parent_id = "p";
+  w.child_ids = {"c"};
+
+  SUBCASE("the daemon answers with the batch after reading the cancel (it had woken already)") {
+    std::string seen;
+    stand_in daemon(path, [&](int fd) {
+      read_line(fd);  // the wait, id 1
+      char c = 0;
+      while (::read(fd, &c, 1) == 1 && c != '\n') seen += c;  // the cancel
+      rpc::wait_result late;
+      late.batch.text = "Subagent c finished.\n\nlate but whole";
+      send_text(fd, nlohmann::json{{"jsonrpc", "2.0"}, {"id", 1}, {"result", rpc::encode(late)}}.dump() + "\n");
+      read_line(fd);  // until the client hangs up
+    });
+    connection c = connect_at(path);
+    client::cancel_signal cancel;
+    cancel.raise();
+    const rpc::wait_result r = c.wait(w, cancel);
+    CHECK(r.batch.text == "Subagent c finished.\n\nlate but whole");
+    CHECK(nlohmann::json::parse(seen) == nlohmann::json::parse(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}})"));
+  }
+  SUBCASE("the daemon says nothing: a timeout once the grace has passed, naming it") {
+    stand_in daemon(path, [&](int fd) {
+      read_line(fd);
+      read_line(fd);
+      read_line(fd);  // until the client hangs up
+    });
+    client::options o;
+    o.socket = path;
+    o.cancel_grace = milliseconds(200);
+    connection c(o);
+    client::cancel_signal cancel;
+    cancel.raise();
+    const auto started = std::chrono::steady_clock::now();
+    const client_error e = error_of([&] { c.wait(w, cancel); });
+    CHECK(e.kind() == error_kind::timeout);
+    CHECK(contains(e, "within 200 ms of asking it to cancel the call"));
+    CHECK(std::chrono::steady_clock::now() - started >= milliseconds(200));
+  }
+}

@@ -75,7 +75,7 @@ TEST_CASE("by default the footer names the handoff CLI of the build tree, and a 
   CHECK((r.out == text.substr(first, end - first)));
 }
 
-TEST_CASE("--cli-path names the CLI, however long; the plan command runs from a shell") {
+TEST_CASE("--cli-path names the CLI, however long, the plan command runs from a shell") {
   temp_dir tmp("handoff-cli-path");
   const fs::path dir = tmp.path() / std::string(120, 'd');
   fs::create_directories(dir);

@@ -36,7 +36,7 @@ bool parents_become(raw_client& c, std::size_t expected, std::chrono::millisecon
 
 }  // namespace
 
-TEST_CASE("a parent that hung up is forgotten after the grace; its delivered children then read as forgotten") {
+TEST_CASE("a parent that hung up is forgotten after the grace, its delivered children then read as forgotten") {
   daemon_process d({"--forget-after-ms", std::to_string(grace_ms)});
   raw_client w(d.socket());
   result_of(w, "initialize", {{"clientName", "worker"}});
@@ -72,7 +72,7 @@ TEST_CASE("a parent that hung up is forgotten after the grace; its delivered chi
   CHECK(after["sections"].empty());
 }
 
-TEST_CASE("a connected parent stays; its settled children are forgotten, its held ones kept") {
+TEST_CASE("a connected parent stays, its settled children are forgotten, its held ones kept") {
   daemon_process d({"--forget-after-ms", std::to_string(grace_ms)});
   raw_client p(d.socket());
   result_of(p, "initialize", {{"clientName", "parent"}, {"parentId", "p"}});

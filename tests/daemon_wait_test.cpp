@@ -195,7 +195,7 @@ TEST_CASE("cancel consumes completed results and they are not delivered") {
   CHECK(st["queue"]["results"] == 0);
 }
 
-TEST_CASE("$/cancelRequest ends a wait still asleep with -32800 and takes nothing; an answered one is not undone") {
+TEST_CASE("$/cancelRequest ends a wait still asleep with -32800 and takes nothing, an answered one is not undone") {
   daemon_process d;
   raw_client waiter(d.socket()), worker(d.socket());
   worker.call("subagent/started", {{"parentId", "p"}, {"childId", "slow"}});

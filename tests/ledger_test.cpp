@@ -44,7 +44,7 @@ struct fixture {
 
 }  // namespace
 
-TEST_CASE("start: unknown -> running; a second start keeps the state and the first title") {
+TEST_CASE("start: unknown -> running, a second start keeps the state and the first title") {
   fixture f;
   CHECK(f.book.start("p", "c", "first") == child_state::running);
   CHECK(f.book.start("p", "c", "second") == child_state::running);
@@ -63,7 +63,7 @@ TEST_CASE("progress keeps only a preview's tail and makes the child known") {
   CHECK(c->progress.size() <= 4096);
 }
 
-TEST_CASE("complete: running -> completed, holding the result; a duplicate changes nothing") {
+TEST_CASE("complete: running -> completed, holding the result, a duplicate changes nothing") {
   fixture f;
   f.book.start("p", "c", "");
   auto first = f.put("p", "c");
@@ -180,7 +180,7 @@ TEST_CASE("keep_only gives back the deferred results and keeps the admitted ones
   CHECK_FALSE(f.book.find_child("p", "a")->reserved);
 }
 
-TEST_CASE("begin delivery -> delivering and unacknowledged; acknowledge -> delivered") {
+TEST_CASE("begin delivery -> delivering and unacknowledged, acknowledge -> delivered") {
   fixture f;
   f.complete("p", "a");
   auto r = f.book.reserve_deliverable("p");
@@ -218,7 +218,7 @@ TEST_CASE("consume: a wait's written reply delivers its reserved children") {
   CHECK(f.book.consume(reservation{}).empty());
 }
 
-TEST_CASE("cancel: running and free completed children go; reserved and delivering ones stay") {
+TEST_CASE("cancel: running and free completed children go, reserved and delivering ones stay") {
   fixture f;
   f.book.start("p", "running", "");
   f.complete("p", "free");
@@ -263,7 +263,7 @@ TEST_CASE("reserve_deliverable skips the children a wait in progress listed") {
   CHECK(r.held()[0].info.child_id == "b");
 }
 
-TEST_CASE("waits: woken on every change, settled and sorted by outcome; a dropped watch is not woken") {
+TEST_CASE("waits: woken on every change, settled and sorted by outcome, a dropped watch is not woken") {
   fixture f;
   f.book.start("p", "run", "");
   f.complete("p", "done");

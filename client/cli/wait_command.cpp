@@ -10,17 +10,22 @@
 // text, deferred, budget, timedOut, pending.
 //
 // Ctrl-C (or SIGTERM, SIGHUP) asks handoffd to cancel the wait instead of dropping the
-// connection: a wait still asleep takes nothing (the results stay queued; exit 128 + the
-// signal's number, 130 for Ctrl-C), and a batch handoffd had already answered, and so consumed,
-// is printed as usual (exit 0) rather than lost with the process. A second signal ends the
-// process at once.
+// connection: a wait still asleep takes nothing (the results stay queued), and a batch handoffd
+// had already answered, and so consumed, is printed in full rather than lost with the process
+// (so is one being printed when the signal comes). Either way a note on stderr says which, and
+// then the process ends by that signal, as it would have at once, so that a shell script
+// running it stops too (its status reads 128 + the signal's number: 130 for Ctrl-C). A second
+// signal ends the process at once.
 #include "cli/wait_command.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <array>
+#include <atomic>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "handoff/cancel_signal.hpp"
@@ -35,17 +40,29 @@ struct wait_options {
 };
 
 // The wait's cancel flag while one runs; raised by the first SIGINT, SIGTERM or SIGHUP.
-client::cancel_signal* interrupt_target = nullptr;
+std::atomic<client::cancel_signal*> interrupt_target{nullptr};
 volatile std::sig_atomic_t interrupted_by = 0;
+static_assert(std::atomic<client::cancel_signal*>::is_always_lock_free);
 
 extern "C" void on_interrupt(int signo) {
   interrupted_by = signo;
-  if (interrupt_target != nullptr) interrupt_target->raise();
+  if (client::cancel_signal* target = interrupt_target.load()) target->raise();
+}
+
+// Ends the process by `signo`, as its default action would have, once everything that had to be
+// written is written.
+[[noreturn]] void die_by(int signo) {
+  std::fflush(nullptr);
+  std::signal(signo, SIG_DFL);
+  ::raise(signo);
+  std::_Exit(128 + signo);  // a signal whose default action does not end the process
 }
 
 // Routes the signals to `cancel` for its lifetime; each handler is reset by its first delivery
-// (SA_RESETHAND), so a second Ctrl-C kills as usual. A signal the process was started with
-// ignored (a background job of a shell, nohup) stays ignored.
+// (SA_RESETHAND), so a second Ctrl-C kills as usual. SA_RESTART: a signal while the batch is
+// being written lets the write finish (poll() is never restarted, so the wait still sees it).
+// A signal the process was started with ignored (a background job of a shell, nohup) stays
+// ignored.
 class interrupts_cancel {
  public:
   explicit interrupts_cancel(client::cancel_signal& cancel) {
@@ -53,7 +70,7 @@ class interrupts_cancel {
     struct sigaction action {};
     action.sa_handler = on_interrupt;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND;
+    action.sa_flags = SA_RESETHAND | SA_RESTART;
     for (std::size_t i = 0; i < signals_.size(); ++i) {
       ::sigaction(signals_[i], nullptr, &previous_[i]);
       if (previous_[i].sa_handler != SIG_IGN) ::sigaction(signals_[i], &action, nullptr);
@@ -81,18 +98,21 @@ int run_wait(const daemon_options& daemon, wait_options& options) {
   options.params.usage = usage_from(options.usage);
   return with_client("wait", daemon, [&](client::connection& c, const rpc::initialize_result&) {
     client::cancel_signal cancel;
+    const interrupts_cancel routed(cancel);  // until the batch is written: it was consumed
     rpc::wait_result result;
     try {
-      const interrupts_cancel routed(cancel);
       result = c.wait(options.params, cancel);
     } catch (const client::client_error& e) {
       if (e.kind() != client::error_kind::rpc || e.code() != rpc::errc::request_cancelled) throw;
       report("wait", "interrupted: handoffd took nothing; the results stay queued for the next wait or delivery");
-      return 128 + static_cast<int>(interrupted_by);
+      die_by(interrupted_by);
     }
-    if (cancel.raised())
-      report("wait", "interrupted, but handoffd had already answered: the batch is printed in full");
     const bool ok = options.json ? print_json("wait", rpc::encode(result)) : print("wait", result.batch.text);
+    if (cancel.raised()) {
+      report("wait", ok ? "interrupted, but handoffd had already answered: the batch above is complete"
+                        : "interrupted, but handoffd had already answered, and the batch could not be written");
+      die_by(interrupted_by);
+    }
     if (!ok) return exit_failure;
     if (!options.json && !result.already_delivered.empty())
       report("wait", "already delivered earlier, not repeated: " + join(result.already_delivered));
