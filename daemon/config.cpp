@@ -1,11 +1,14 @@
 #include "config.hpp"
 
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "cli_path.hpp"
+#include "engine/batch.hpp"
 #include "ledger/preview.hpp"
 #include "protocol/default_paths.hpp"
 
@@ -118,6 +121,16 @@ void validate(const config& cfg) {
     require(caps->per_batch_bytes >= caps->per_result_bytes, "--*-batch-bytes: at least the per-result cap");
     require(caps->max_lines >= 8, "--*-max-lines: at least 8");
   }
+  // A per-result cap must hold the longest marker and footer a cut result can get with this
+  // store and CLI (a text of the largest frame, the longest save-failure reason): below it a
+  // wait or delivery of such a result could not be cut at all.
+  const std::size_t footer_need =
+      least_cut_bytes(text_shape{cfg.max_frame_bytes, cfg.max_frame_bytes},
+                      (cfg.artifact_dir / (std::string(64, '0') + ".txt")).string(), cfg.cli_path);
+  for (const auto& [caps, flag] : {std::pair{&cfg.auto_caps, "--auto-result-bytes"}, std::pair{&cfg.wait_caps, "--wait-result-bytes"}})
+    if (caps->per_result_bytes < footer_need)
+      throw std::invalid_argument(std::string(flag) + ": at least " + std::to_string(footer_need) +
+                                  " with this --artifact-dir and --cli-path (a cut result's marker and footer need that much)");
   require(cfg.gc_max_age_days >= 1 && cfg.gc_max_age_days <= 36500, "--gc-max-age-days: 1..36500");
   require(cfg.log_format == "text" || cfg.log_format == "json", "--log-format: text or json");
 }

@@ -83,19 +83,11 @@ bool may_be_cut(text_shape shape, const surface_caps& caps) {
   return shape.bytes > caps.floor_bytes || shape.lines > caps.max_lines;
 }
 
-// The least a cut of this input can be, whichever footer it gets: naming the artifact (its path
-// and the reader's), or saying the save failed (with the longest reason it may print).
-std::size_t least_cut_bytes(const batch_input& in, text_shape shape, const batch_options& options,
-                            const artifact_store* store) {
-  artifact_ref saved;
-  saved.saved = true;
-  saved.sha256 = in.sha256 ? *in.sha256 : std::string(64, '0');
-  saved.path = store != nullptr ? store->path_of(saved.sha256).string() : std::string();
-  saved.reader = options.reader;
-  artifact_ref failed;
-  failed.sha256 = saved.sha256;
-  failed.error = std::string(max_notice_reason_bytes, 'x');
-  return std::max(min_cut_bytes(shape, saved), min_cut_bytes(shape, failed));
+// Where the input's artifact would be, for sizing its footer (a hash of the same length when the
+// input's is not known yet).
+std::string artifact_path(const batch_input& in, const artifact_store* store) {
+  if (store == nullptr) return {};
+  return store->path_of(in.sha256 ? *in.sha256 : std::string(64, '0')).string();
 }
 
 void validate(const batch_options& options) {
@@ -108,6 +100,18 @@ void validate(const batch_options& options) {
 }
 
 }  // namespace
+
+std::size_t least_cut_bytes(text_shape shape, std::string_view artifact_path, std::string_view reader) {
+  artifact_ref saved;
+  saved.saved = !artifact_path.empty();
+  saved.path = std::string(artifact_path);
+  saved.sha256 = std::string(64, '0');
+  saved.reader = std::string(reader);
+  artifact_ref failed;
+  failed.sha256 = saved.sha256;
+  failed.error = std::string(max_notice_reason_bytes, 'x');
+  return std::max(min_cut_bytes(shape, saved), min_cut_bytes(shape, failed));
+}
 
 std::string section_header(const batch_input& in) {
   std::string out = "Subagent ";
@@ -146,7 +150,8 @@ batch build_batch(std::span<const batch_input> inputs, const batch_options& opti
     // Admission keeps a prefix, so every input but the first is preceded by a separator.
     const std::size_t separator = i == 0 ? 0 : section_separator.size();
     items.push_back({shape.bytes, shape.lines, headers.back().size() + separator,
-                     may_be_cut(shape, options.caps) ? least_cut_bytes(inputs[i], shape, options, store) : 0});
+                     may_be_cut(shape, options.caps) ? least_cut_bytes(shape, artifact_path(inputs[i], store), options.reader)
+                                                     : 0});
   }
   const allocation alloc = allocate(options.caps, items, options.usage,
                                     worst_notice_bytes(inputs.size()), options.policy);

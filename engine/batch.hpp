@@ -66,6 +66,13 @@ struct batch_options {
 // line. The "\n\n---\n\n" separator before every section but the first is not part of it.
 std::string section_header(const batch_input& in);
 
+// The least a cut of a text of shape `shape` can be when its artifact goes to `artifact_path`
+// (empty: no store) and its footer's commands run `reader`: its marker and footer, whether the
+// save succeeds or fails (with the longest reason a footer prints), plus a minimal head and
+// tail. build_batch raises its floor to this (budget_item::min_cut_bytes); a per-result cap
+// below it could not cut such a text at all.
+std::size_t least_cut_bytes(text_shape shape, std::string_view artifact_path, std::string_view reader);
+
 // Builds the batch. `store` may be null (then cut results are not saved, with the reason "no
 // artifact store configured"). Throws std::invalid_argument when the caps cannot hold a
 // projection (floor < min_projection_bytes or max_lines < min_projection_lines) or the

@@ -125,3 +125,35 @@ TEST_CASE("a bad --cli-path is refused at start with the reason") {
     CHECK(r.out.find(c.reason) != std::string::npos);
   }
 }
+
+TEST_CASE("a per-result cap too small for the footer this store and CLI need is refused at start") {
+  temp_dir tmp("handoff-footer-room");
+  fs::path deep = tmp.path();
+  while (deep.string().size() < 160) deep /= "a-rather-long-directory-name";  // 160-189 bytes
+  const std::string start = std::string("'") + HANDOFFD_PATH + "' --socket '" + (tmp.path() / "s.sock").string() +
+                            "' --artifact-dir '" + deep.string() + "' --queue-dir '" + (tmp.path() / "q").string() +
+                            "' --wait-floor-bytes 512 --wait-result-bytes ";
+  const shell_result r = run_shell(start + "600");
+  CHECK(WIFEXITED(r.status));
+  CHECK(WEXITSTATUS(r.status) == 2);
+  const std::regex need(R"(--wait-result-bytes: at least (\d+) with this --artifact-dir and --cli-path)");
+  std::smatch m;
+  REQUIRE_MESSAGE(std::regex_search(r.out, m, need), r.out);
+  const std::size_t least = std::stoul(m[1]);
+  CHECK(least > 600);
+  CHECK(least < 2048);
+
+  // At that cap it starts, and a long result waited for from a nearly full context is cut, not refused.
+  daemon_process d({"--artifact-dir", deep.string(), "--wait-floor-bytes", "512", "--wait-result-bytes", std::to_string(least)});
+  raw_client c(d.socket());
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "line " + std::to_string(i) + " of a long report\n";
+  json reply = c.call("subagent/completed", {{"parentId", "p"}, {"childId", "c"}, {"status", "done"}, {"finalText", text}});
+  REQUIRE_MESSAGE(reply.contains("result"), reply.dump());
+  reply = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"c"}}, {"usage", {{"tokens", 199'990}, {"contextWindow", 200'000}, {"percent", 99.995}}}});
+  REQUIRE_MESSAGE(reply.contains("result"), reply.dump());
+  const json& section = reply["result"]["sections"][0];
+  CHECK(section["truncated"] == true);
+  CHECK(section["text"].get<std::string>().find(deep.string()) != std::string::npos);
+  CHECK(reply["result"]["budget"]["floorBytes"].get<std::size_t>() > 512);
+}
