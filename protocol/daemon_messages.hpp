@@ -69,7 +69,7 @@ struct status_result {
   std::size_t connections = 0;   // connections: open connections
   std::size_t parents = 0;       // parents: parents known (forgotten ones are not)
   child_counts children;         // children: children known, per state
-  std::size_t waits = 0;         // waits: subagent/wait calls in progress (asleep)
+  std::size_t waits = 0;         // waits: subagent/wait calls asleep
   queue_status queue;            // queue
   store_status store;            // store
 };

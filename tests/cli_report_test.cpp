@@ -150,7 +150,7 @@ TEST_CASE("status: counts in plain words, --json is daemon/status's result") {
   CHECK(text.find("handoffd ") == 0);
   CHECK(text.find(" at " + d.socket().string() + ", up ") != std::string::npos);
   CHECK(text.find("children     1 running, 1 completed, 0 being delivered, 0 delivered\n") != std::string::npos);
-  CHECK(text.find("waits        0 in progress\n") != std::string::npos);
+  CHECK(text.find("waits        0 asleep\n") != std::string::npos);
   CHECK(text.find("queue        1 results (8 B of text)") != std::string::npos);
   CHECK(text.find("artifacts    " + d.artifact_dir().string()) != std::string::npos);
 

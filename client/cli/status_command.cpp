@@ -62,7 +62,7 @@ std::string render(const nlohmann::json& s, const std::string& socket) {
   out += "children     " + count("/children/running") + " running, " + count("/children/completed") +
          " completed, " + count("/children/delivering") + " being delivered, " + count("/children/delivered") +
          " delivered\n";
-  out += "waits        " + count("/waits") + " in progress\n";
+  out += "waits        " + count("/waits") + " asleep\n";
   out += "queue        " + count("/queue/results") + " results (" +
          format_bytes(field<std::uint64_t>(s, "/queue/textBytes", 0)) + " of text), " +
          count("/queue/deliveries") + " deliveries awaiting acknowledgement\n";

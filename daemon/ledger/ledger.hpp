@@ -235,7 +235,7 @@ class ledger {
 
   struct counts {
     std::size_t parents = 0, running = 0, completed = 0, delivering = 0, delivered = 0;
-    std::size_t waits = 0;          // waits in progress (registered, not yet answered)
+    std::size_t waits = 0;          // waits asleep (registered, not yet woken to answer)
     std::size_t pending_bytes = 0;  // full-text bytes held for completed + delivering results
   };
   counts count() const;

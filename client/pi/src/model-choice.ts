@@ -12,7 +12,10 @@
 //   provider/id` runs as a custom model id (a model released after the registry was written):
 //   accepted likewise, with a `note` for the parent model naming close matches, in case it is a
 //   typo. A bare id nothing matches, or an unknown provider, is refused, as Pi refuses it.
-// - A trailing `:<thinking level>` is left for Pi to parse; it is ignored for matching.
+// - A trailing `:<thinking level>` (Pi 1.6.0's levels, case-sensitive as Pi's check is) is left
+//   for Pi to parse; it is ignored for matching.
+// - A provider prefix is the longest provider id the registry knows that the text starts with,
+//   followed by "/" (provider ids may hold a "/" themselves), as Pi splits it.
 // - A refusal names up to MAX_SUGGESTIONS close matches and how to list every model.
 
 /** What is read of one of Pi's models. */
@@ -33,13 +36,26 @@ export interface ModelChoice {
 
 /** The most close matches a refusal names. */
 const MAX_SUGGESTIONS = 6;
-const THINKING_SUFFIX = /:(off|minimal|low|medium|high|xhigh)$/i;
+const THINKING_SUFFIX = /:(off|minimal|low|medium|high|xhigh|max)$/;
+
+/** The longest known provider id `text` starts with, then "/", and the id after it. */
+function providerPrefix(text: string, models: readonly KnownModel[]): { provider: string; id: string } | undefined {
+  const lower = text.toLowerCase();
+  let best: { provider: string; id: string } | undefined;
+  for (const { provider } of models) {
+    const prefix = provider.toLowerCase();
+    if (prefix === "" || (best !== undefined && best.provider.length >= provider.length)) continue;
+    if (lower.startsWith(`${prefix}/`) && text.length > prefix.length + 1) best = { provider, id: text.slice(prefix.length + 1) };
+  }
+  return best;
+}
 
 export function chooseModel(requested: string, models: readonly KnownModel[], parentProvider: string | undefined): ModelChoice {
   const text = requested.trim();
   const slash = text.indexOf("/");
-  const prefixed = slash > 0 ? models.find((m) => m.provider.toLowerCase() === text.slice(0, slash).toLowerCase())?.provider : undefined;
-  const id = text.slice(slash + 1);
+  const split = providerPrefix(text, models);
+  const prefixed = split?.provider;
+  const id = split?.id ?? text.slice(slash + 1);
   if (prefixed !== undefined && matching(models.filter((m) => m.provider === prefixed), id).length > 0) return { provider: prefixed, model: id };
   const candidates = matching(models, text);
   if (candidates.length > 0) {
@@ -47,13 +63,15 @@ export function chooseModel(requested: string, models: readonly KnownModel[], pa
     const providers = new Set(candidates.map((m) => m.provider));
     return providers.size === 1 ? { provider: [...providers][0], model: text } : { provider: undefined, model: text };
   }
-  if (prefixed !== undefined && id.replace(THINKING_SUFFIX, "").trim() !== "") {
+  const bare = id.replace(THINKING_SUFFIX, "");
+  if (prefixed !== undefined && bare.trim() !== "") {
     const close = closeMatches(models.filter((m) => m.provider === prefixed), id);
+    const thinking = bare === id ? "" : ` with thinking level ${id.slice(bare.length + 1)}`;
     return {
       provider: prefixed,
       model: id,
       note:
-        `Pi's model registry has no model "${id}" for provider "${prefixed}": the child runs it as a custom model id, ` +
+        `Pi's model registry has no model "${bare}" for provider "${prefixed}": the child runs it as a custom model id${thinking}, ` +
         `as \`pi --model ${text}\` does` +
         (close.length > 0 ? ` (close matches: ${close.join(", ")})` : "") +
         ". If that is a typo, cancel the child and spawn it again with a listed model.",

@@ -263,7 +263,7 @@ export interface StatusResult {
   connections: number;
   parents: number;
   children: { running: number; completed: number; delivering: number; delivered: number };
-  /** `subagent/wait` calls in progress. */
+  /** `subagent/wait` calls asleep, waiting for their children. */
   waits: number;
   queue: {
     dir: string;

@@ -11,6 +11,7 @@ const models = [
   { provider: "openrouter", id: "qwen/qwen3-coder" },
   { provider: "openai", id: "gpt-4o" },
   { provider: "local", id: "gpt-4o" },
+  { provider: "local/gw", id: "llama-3" },
 ];
 
 test("known models: provider/id, a bare id on the parent's provider or the one provider that has it, fuzzy like Pi", () => {
@@ -34,10 +35,27 @@ test("a known provider with an id its registry lacks runs as a custom model id, 
   assert.equal(choice.model, "gpt-5x:high");
   assert.equal(
     choice.note,
-    'Pi\'s model registry has no model "gpt-5x:high" for provider "openai": the child runs it as a custom model id, as ' +
+    'Pi\'s model registry has no model "gpt-5x" for provider "openai": the child runs it as a custom model id with thinking level high, as ' +
       "`pi --model openai/gpt-5x:high` does (close matches: openai/gpt-4o). If that is a typo, cancel the child and spawn it again with a listed model.",
   );
-  // A bare id of another provider that has the whole text still wins, as in Pi's own lookup.
+  // The named provider's own model wins over another provider's id that is the whole text.
   assert.deepEqual(chooseModel("openrouter/qwen3-coder", models, "anthropic"), { provider: "openrouter", model: "qwen3-coder" });
   assert.deepEqual(chooseModel("anthropic/claude-sonnet-4-5", models, "openai"), { provider: "anthropic", model: "claude-sonnet-4-5" });
+});
+
+test("thinking levels are Pi 1.6.0's, case-sensitive as Pi's check is", () => {
+  assert.deepEqual(chooseModel("openai/gpt-4o:max", models, "anthropic"), { provider: "openai", model: "gpt-4o:max" });
+  assert.deepEqual(chooseModel("claude-sonnet-4-5:max", models, "openai"), { provider: "anthropic", model: "claude-sonnet-4-5:max" });
+  // ":HIGH" is no level to Pi: part of the id, which no model has.
+  assert.throws(() => chooseModel("gpt-4o:HIGH", models, "openai"), /no model "gpt-4o:HIGH"/);
+});
+
+test("a provider id holding a slash is matched whole, the longest known prefix first, as Pi splits it", () => {
+  assert.deepEqual(chooseModel("local/gw/llama-3", models, "anthropic"), { provider: "local/gw", model: "llama-3" });
+  const custom = chooseModel("local/gw/llama-9", models, "anthropic");
+  assert.equal(custom.provider, "local/gw");
+  assert.equal(custom.model, "llama-9");
+  assert.match(custom.note ?? "", /no model "llama-9" for provider "local\/gw"/);
+  // "local/gpt-4o" is still provider "local" and its model.
+  assert.deepEqual(chooseModel("local/gpt-4o", models, "anthropic"), { provider: "local", model: "gpt-4o" });
 });
