@@ -351,6 +351,7 @@ TEST_CASE("property: random batches keep every guarantee") {
       it.bytes = pick(0, 3) == 0 ? pick(0, 3000) : pick(0, 200'000);
       it.lines = pick(1, 1200);
       it.wrapper_bytes = pick(20, 1500);
+      it.min_cut_bytes = pick(0, 3) == 0 ? pick(400, 3000) : 0;  // now and then a footer over the floor
     }
     std::optional<context_usage> usage;
     if (pick(0, 4) != 0) {
@@ -377,6 +378,8 @@ TEST_CASE("property: random batches keep every guarantee") {
       CHECK(limit <= need);
       if (limit < need) {  // cut: at the floor or above, all cut ones at one level
         CHECK(limit >= caps.floor_bytes);
+        CHECK(limit >= a.report.floor_bytes);
+        CHECK(limit >= std::min(it.min_cut_bytes, caps.per_result_bytes));  // its footer fits
         if (cut++ == 0) level = limit;
         CHECK(limit == level);
       }
