@@ -72,27 +72,36 @@ enum class link_outcome {
 // source's name in between cannot slip in another file; a symlink is never followed.
 link_outcome link_source(const text_file& source, std::size_t size, int dir_fd, const std::string& name,
                          std::string& why) {
-  private_file f = open_private_file(source.dir_fd, source.name, source.name);
+  const std::string shown = source.fd >= 0 ? std::string("the unnamed text file") : source.name;
+  private_file f;
+  if (source.fd >= 0) {  // ours, written a moment ago: what it holds is all there is to check
+    f.state = ::fstat(source.fd, &f.st) == 0 && S_ISREG(f.st.st_mode) ? private_file::status::ok
+                                                                       : private_file::status::refused;
+    f.reason = shown + " cannot be checked";
+  } else {
+    f = open_private_file(source.dir_fd, source.name, source.name);
+  }
+  const int fd = source.fd >= 0 ? source.fd : f.fd.get();
   if (f.state != private_file::status::ok) {
-    why = f.state == private_file::status::absent ? source.name + " is gone" : std::move(f.reason);
+    why = f.state == private_file::status::absent ? shown + " is gone" : std::move(f.reason);
     return link_outcome::failed;
   }
   if ((f.st.st_mode & 07777) != 0600) {
-    why = source.name + " is mode " + octal_mode(f.st.st_mode) + ", not 0600";
+    why = shown + " is mode " + octal_mode(f.st.st_mode) + ", not 0600";
     return link_outcome::failed;
   }
   if (static_cast<std::size_t>(f.st.st_size) != size) {
-    why = source.name + " has " + std::to_string(f.st.st_size) + " bytes, the text " + std::to_string(size);
+    why = shown + " has " + std::to_string(f.st.st_size) + " bytes, the text " + std::to_string(size);
     return link_outcome::failed;
   }
-  if (const int err = link_open_file(f.fd.get(), dir_fd, name); err != 0) {
+  if (const int err = link_open_file(fd, dir_fd, name); err != 0) {
     if (err == EEXIST) return link_outcome::taken;
-    why = fs_error(err, "linking " + source.name + " into the store").what();
+    why = fs_error(err, "linking " + shown + " into the store").what();
     return link_outcome::failed;
   }
   // The store's age limit (store_gc: by mtime) counts from the save, as for a copy written now,
   // not from when the queue wrote the text. Failing that only makes the artifact look older.
-  (void)::futimens(f.fd.get(), nullptr);
+  (void)::futimens(fd, nullptr);
   return link_outcome::linked;
 }
 
@@ -212,6 +221,17 @@ artifact_ref artifact_store::save(std::string_view text, std::string_view sha256
   }
   // Someone published the name between our check and our link: trust it only once verified.
   return settle(check_existing(dir_fd, name, shown, text));
+}
+
+std::optional<unique_fd> artifact_store::write_unnamed(std::string_view text) const {
+  std::string why;
+  const std::shared_ptr<const opened> dir = directory(why);
+  if (!dir) return std::nullopt;
+  try {
+    return handoff::write_unnamed(dir->fd.get(), text, "the " + kind_);
+  } catch (const fs_error&) {
+    return std::nullopt;  // save() writes the text itself, and reports why that fails
+  }
 }
 
 std::optional<mapped_file> artifact_store::open(std::string_view sha256_hex) const {

@@ -28,6 +28,7 @@
 
 #include "engine/artifact_ref.hpp"
 #include "engine/mapped_file.hpp"
+#include "engine/posix_io.hpp"
 #include "engine/text_file.hpp"
 
 namespace handoff {
@@ -64,6 +65,12 @@ class artifact_store {
   // above). A refused link is not an error: the copy is written and ref.link_error says why.
   artifact_ref save(std::string_view text, std::string_view sha256_hex,
                     const std::optional<text_file>& source = std::nullopt);
+
+  // Writes `text` into a file with no name in the store's directory, fsynced, for a save() of
+  // the same text to link (text_file::fd) once its hash is known: the write and the hash can
+  // then run at once. nullopt when that cannot be done here (no O_TMPFILE, the disk refused):
+  // save() then writes the text itself, and reports why that fails.
+  std::optional<unique_fd> write_unnamed(std::string_view text) const;
 
   // Maps the artifact named `sha256_hex` read-only, or nullopt when it is absent, not a
   // regular file of ours, or the name is not 64 lowercase hex. Never blocks on a FIFO. Reads

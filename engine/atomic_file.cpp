@@ -122,6 +122,16 @@ bool publish_named(int dir_fd, const std::string& name, std::string_view bytes,
 
 }  // namespace
 
+std::optional<unique_fd> write_unnamed(int dir_fd, std::string_view bytes, std::string_view what) {
+  unique_fd fd(::openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+  if (!fd) {
+    if (tmpfile_unsupported(errno)) return std::nullopt;
+    throw fs_error(errno, "creating a temp file for " + std::string(what));
+  }
+  fill(fd.get(), bytes, what, when_synced::before_return);
+  return fd;
+}
+
 bool write_file_atomically(int dir_fd, const std::string& name, std::string_view bytes,
                            publish_mode mode, std::string_view what, temp_method method,
                            when_synced sync) {

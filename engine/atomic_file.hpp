@@ -2,9 +2,12 @@
 // file, never a partial one, and a crash leaves at worst a temp file named temp_prefix + ...
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "engine/posix_io.hpp"
 
 namespace handoff {
 
@@ -37,6 +40,13 @@ bool write_file_atomically(int dir_fd, const std::string& name, std::string_view
                            publish_mode mode, std::string_view what,
                            temp_method method = temp_method::automatic,
                            when_synced sync = when_synced::before_return);
+
+// A file with no name yet in the directory open at `dir_fd` (O_TMPFILE), holding `bytes`, mode
+// 0600, fsynced: written before its name is known (a content-addressed text while its hash is
+// computed) and published later by linking the fd (link_open_file), after which only the
+// directory needs a sync. A crash before that leaves nothing. nullopt where the filesystem has
+// no O_TMPFILE; throws fs_error when the write or sync fails.
+std::optional<unique_fd> write_unnamed(int dir_fd, std::string_view bytes, std::string_view what);
 
 // Names in the directory open at `dir_fd`, without "." and "..". Throws fs_error.
 std::vector<std::string> list_names(int dir_fd);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,8 @@ struct pending_queue::change {
   std::string_view text;           // the caller keeps it alive until `done`
   put_callback done;
   bool created_text_file = false;  // this put wrote texts/<sha256>.txt
+  std::optional<unique_fd> prewritten;  // the text, written and synced with no name while it was
+                                        // hashed (in_file only): the writer links it
 
   // retire: the results leaving (key, tombstone) with the segment of their put entry and where
   // their text is; plus, when acknowledging a delivery, its id and the segment of its entry

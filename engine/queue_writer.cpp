@@ -57,7 +57,10 @@ void pending_queue::write_group(std::vector<std::shared_ptr<change>>& group) {
       held_already = text_refs_.contains(c->held.sha256);
     }
     if (held_already) continue;
-    const artifact_ref text = texts_.save(c->text, c->held.sha256);
+    std::optional<handoff::text_file> written;  // the text already on disk, unnamed: linked, not copied
+    if (c->prewritten) written = handoff::text_file{-1, {}, c->prewritten->get()};
+    const artifact_ref text = texts_.save(c->text, c->held.sha256, written);
+    c->prewritten.reset();
     if (!text.saved) {
       c->error = std::make_exception_ptr(queue_error("the final text was not stored: " + text.error));
     } else {

@@ -181,3 +181,37 @@ TEST_CASE("a name already taken in the store is verified, never replaced by the 
     CHECK(read_file(tmp.path() / "store" / src.name) == "not the text");
   }
 }
+
+TEST_CASE("a text written with no name while it was hashed is linked into the store: no copy, nothing left behind") {
+  umask_guard guard(0);
+  temp_dir tmp;
+  artifact_store store(tmp.path() / "store");
+  const std::string text = report(1024 * 1024);
+
+  std::optional<unique_fd> unnamed = store.write_unnamed(text);
+  REQUIRE(unnamed);
+  CHECK(names_in(tmp.path() / "store").empty());  // written and synced, but under no name yet
+  struct stat before {};
+  REQUIRE(::fstat(unnamed->get(), &before) == 0);
+  CHECK((before.st_mode & 07777) == 0600);
+  CHECK(static_cast<std::size_t>(before.st_size) == text.size());
+
+  const artifact_ref ref = store.save(text, sha256_hex(text), text_file{-1, {}, unnamed->get()});
+  REQUIRE_MESSAGE(ref.saved, ref.error);
+  CHECK(ref.link_error.empty());
+  const struct stat linked = lstat_of(ref.path);
+  CHECK(linked.st_ino == before.st_ino);  // the very file, linked, not a copy
+  CHECK(read_file(ref.path) == text);
+  unnamed.reset();
+  CHECK(names_in(tmp.path() / "store") == std::vector<std::string>{sha256_hex(text) + ".txt"});
+
+  // An unnamed file that does not hold the text (its size differs) is not trusted: a copy.
+  std::optional<unique_fd> other = store.write_unnamed("something else");
+  REQUIRE(other);
+  const std::string second = report(4096);
+  const artifact_ref copied = store.save(second, sha256_hex(second), text_file{-1, {}, other->get()});
+  REQUIRE(copied.saved);
+  CHECK(copied.link_error.find("bytes, the text 4096") != std::string::npos);
+  CHECK(lstat_of(copied.path).st_ino != 0);
+  CHECK(read_file(copied.path) == second);
+}
