@@ -9,8 +9,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -98,19 +100,19 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
   hc::connection lib(opts);
 
   hb::samples status_daemon, status_peer, via_library, started_daemon, started_peer;
+  // Each iteration runs the five cases in a rotated order, so that no case always comes right
+  // after the same one: what ran just before (the daemon polling or asleep, which thread last
+  // ran on which vCPU) moves a round by microseconds on this VM.
+  const std::array<std::function<void(bool)>, 5> cases = {
+      [&](bool counted) { const auto d = status.daemon_round(); if (counted) status_daemon.add(d); },
+      [&](bool counted) { const auto d = status.peer_round(); if (counted) status_peer.add(d); },
+      [&](bool counted) { const auto d = hb::time_once([&] { lib.daemon_status(); }); if (counted) via_library.add(d); },
+      [&](bool counted) { const auto d = started.daemon_round(); if (counted) started_daemon.add(d); },
+      [&](bool counted) { const auto d = started.peer_round(); if (counted) started_peer.add(d); },
+  };
   for (std::size_t i = 0; i < s.small_rounds + s.warmup * 10; ++i) {
     const bool counted = i >= s.warmup * 10;
-    const auto d1 = status.daemon_round();
-    const auto d2 = status.peer_round();
-    const auto d3 = hb::time_once([&] { lib.daemon_status(); });
-    const auto d4 = started.daemon_round();
-    const auto d5 = started.peer_round();
-    if (!counted) continue;
-    status_daemon.add(d1);
-    status_peer.add(d2);
-    via_library.add(d3);
-    started_daemon.add(d4);
-    started_peer.add(d5);
+    for (std::size_t k = 0; k < cases.size(); ++k) cases[(i + k) % cases.size()](counted);
   }
 
   std::cout << "### Small requests vs a raw Unix-socket ping-pong of the same sizes\n\n"
