@@ -9,12 +9,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -100,9 +102,9 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
   hc::connection lib(opts);
 
   hb::samples status_daemon, status_peer, via_library, started_daemon, started_peer;
-  // Each iteration runs the five cases in a rotated order, so that no case always comes right
-  // after the same one: what ran just before (the daemon polling or asleep, which thread last
-  // ran on which vCPU) moves a round by microseconds on this VM.
+  // Each iteration runs the five cases in a new order (a fixed-seed shuffle, the same every run),
+  // so that no case always comes right after the same one: what ran just before (the daemon
+  // polling or asleep, which thread last ran on which vCPU) moves a round by microseconds here.
   const std::array<std::function<void(bool)>, 5> cases = {
       [&](bool counted) { const auto d = status.daemon_round(); if (counted) status_daemon.add(d); },
       [&](bool counted) { const auto d = status.peer_round(); if (counted) status_peer.add(d); },
@@ -110,9 +112,12 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
       [&](bool counted) { const auto d = started.daemon_round(); if (counted) started_daemon.add(d); },
       [&](bool counted) { const auto d = started.peer_round(); if (counted) started_peer.add(d); },
   };
+  std::array<std::size_t, cases.size()> order{0, 1, 2, 3, 4};
+  std::mt19937 shuffler(13);
   for (std::size_t i = 0; i < s.small_rounds + s.warmup * 10; ++i) {
     const bool counted = i >= s.warmup * 10;
-    for (std::size_t k = 0; k < cases.size(); ++k) cases[(i + k) % cases.size()](counted);
+    std::shuffle(order.begin(), order.end(), shuffler);
+    for (const std::size_t k : order) cases[k](counted);
   }
 
   std::cout << "### Small requests vs a raw Unix-socket ping-pong of the same sizes\n\n"
