@@ -63,17 +63,24 @@ void fill(int fd, std::string_view bytes, std::string_view what, when_synced syn
 // Errors with which a kernel or filesystem says "no O_TMPFILE here".
 bool tmpfile_unsupported(int err) { return err == EOPNOTSUPP || err == EISDIR || err == EINVAL; }
 
-// O_TMPFILE path: the file has no name until it is complete, so a crash leaves nothing.
-// Returns nullopt when it cannot be used here (then the caller takes the named path).
-std::optional<bool> publish_anonymous(int dir_fd, const std::string& name, std::string_view bytes,
-                                      std::string_view what, when_synced sync) {
+// A file with no name (O_TMPFILE) holding `bytes`; nullopt when the filesystem has none.
+std::optional<unique_fd> filled_unnamed(int dir_fd, std::string_view bytes, std::string_view what, when_synced sync) {
   unique_fd fd(::openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
   if (!fd) {
     if (tmpfile_unsupported(errno)) return std::nullopt;
     throw fs_error(errno, "creating a temp file for " + std::string(what));
   }
   fill(fd.get(), bytes, what, sync);
-  const int err = link_open_file(fd.get(), dir_fd, name);
+  return fd;
+}
+
+// O_TMPFILE path: the file has no name until it is complete, so a crash leaves nothing.
+// Returns nullopt when it cannot be used here (then the caller takes the named path).
+std::optional<bool> publish_anonymous(int dir_fd, const std::string& name, std::string_view bytes,
+                                      std::string_view what, when_synced sync) {
+  const std::optional<unique_fd> fd = filled_unnamed(dir_fd, bytes, what, sync);
+  if (!fd) return std::nullopt;
+  const int err = link_open_file(fd->get(), dir_fd, name);
   if (err == EEXIST) return false;
   if (err == ENOENT) return std::nullopt;  // no /proc and no capability: use a named temp
   if (err != 0) throw fs_error(err, "publishing " + std::string(what));
@@ -123,13 +130,7 @@ bool publish_named(int dir_fd, const std::string& name, std::string_view bytes,
 }  // namespace
 
 std::optional<unique_fd> write_unnamed(int dir_fd, std::string_view bytes, std::string_view what) {
-  unique_fd fd(::openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
-  if (!fd) {
-    if (tmpfile_unsupported(errno)) return std::nullopt;
-    throw fs_error(errno, "creating a temp file for " + std::string(what));
-  }
-  fill(fd.get(), bytes, what, when_synced::before_return);
-  return fd;
+  return filled_unnamed(dir_fd, bytes, what, when_synced::before_return);
 }
 
 bool write_file_atomically(int dir_fd, const std::string& name, std::string_view bytes,
