@@ -213,7 +213,7 @@ asio::awaitable<service::built_batch> service::build(std::vector<held_result> re
     for (const auto& r : results) {
       texts.push_back(queue_.open_text(r));
       inputs.push_back(batch_input{r.info.child_id, r.info.title, r.info.status, r.info.error,
-                                   texts.back().view(), r.sha256, queue_.linkable_text(r)});  // a large text's artifact links the queue's file
+                                   texts.back().view(), r.sha256, queue_.linkable_text(r), r.shape});  // a large text's artifact links the queue's file
     }
     built_batch out{build_batch(inputs, options, &store_), {}};
     for (const auto& s : out.b.sections) {

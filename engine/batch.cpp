@@ -142,11 +142,15 @@ batch build_batch(std::span<const batch_input> inputs, const batch_options& opti
   validate(options);
   std::vector<std::string> headers;
   std::vector<budget_item> items;
+  std::vector<text_shape> shapes;
   headers.reserve(inputs.size());
   items.reserve(inputs.size());
+  shapes.reserve(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     headers.push_back(section_header(inputs[i]));
-    const text_shape shape = measure(inputs[i].final_text);
+    const std::optional<text_shape>& known = inputs[i].shape;
+    const text_shape shape = known && known->bytes == inputs[i].final_text.size() ? *known : measure(inputs[i].final_text);
+    shapes.push_back(shape);
     // Admission keeps a prefix, so every input but the first is preceded by a separator.
     const std::size_t separator = i == 0 ? 0 : section_separator.size();
     items.push_back({shape.bytes, shape.lines, headers.back().size() + separator,
@@ -170,12 +174,12 @@ batch build_batch(std::span<const batch_input> inputs, const batch_options& opti
     section.status = in.status;
     section.error = in.error;
     section.input_index = i;
-    if (fits(in.final_text, limits)) {
-      section.proj = project(in.final_text, limits, artifact_ref{});
+    if (fits(shapes[i], limits)) {
+      section.proj = project(in.final_text, limits, artifact_ref{}, shapes[i]);
     } else {
       section.artifact = keep_full_text(in, store);
       section.artifact->reader = options.reader;
-      section.proj = project(in.final_text, limits, *section.artifact);
+      section.proj = project(in.final_text, limits, *section.artifact, shapes[i]);
     }
     if (k != 0) out.text += section_separator;
     out.text += headers[i];

@@ -34,6 +34,9 @@ struct batch_input {
   // The text as a file (the queue's), which a cut result's artifact hard-links instead of
   // copying (artifact_store::save); nullopt: the artifact is written from final_text.
   std::optional<text_file> file;
+  // The text's shape when already known (the queue measured it when it took the text): a cut
+  // then reads only the pages near the cuts instead of counting every line again.
+  std::optional<text_shape> shape;
 };
 
 struct batch_section {

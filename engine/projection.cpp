@@ -112,6 +112,8 @@ bool fits(std::string_view text, const projection_limits& limits) noexcept {
   return text.size() <= limits.max_bytes && within(measure(text), limits);
 }
 
+bool fits(text_shape total, const projection_limits& limits) noexcept { return within(total, limits); }
+
 std::size_t min_cut_bytes(text_shape total, const artifact_ref& artifact) {
   // The room project() settles on when the limit leaves the footer no more than its least.
   projection_limits least;
@@ -122,8 +124,13 @@ std::size_t min_cut_bytes(text_shape total, const artifact_ref& artifact) {
 
 projection project(std::string_view text, const projection_limits& limits,
                    const artifact_ref& artifact) {
+  return project(text, limits, artifact, measure(text));
+}
+
+projection project(std::string_view text, const projection_limits& limits, const artifact_ref& artifact,
+                   text_shape total) {
   projection result;
-  result.total = measure(text);
+  result.total = total.bytes == text.size() ? total : measure(text);
   if (within(result.total, limits)) {
     result.text = text;
     result.head_lines = result.total.lines;

@@ -39,6 +39,8 @@ struct projection {
 
 // True when `text` is within both limits: project() would return it byte for byte.
 bool fits(std::string_view text, const projection_limits& limits) noexcept;
+// The same, for a text of shape `total` (known without scanning it again).
+bool fits(text_shape total, const projection_limits& limits) noexcept;
 
 // Projects `text`. When it fits, returns it unchanged (`artifact` is ignored). Otherwise
 // returns head + marker + tail + footer; the footer names `artifact.path` and the calls that
@@ -47,6 +49,12 @@ bool fits(std::string_view text, const projection_limits& limits) noexcept;
 // too small to hold the marker and footer for this artifact.
 projection project(std::string_view text, const projection_limits& limits,
                    const artifact_ref& artifact);
+// The same for a text whose shape is already known (`total` must be measure(text): the queue
+// measured it when it took the text). A cut then reads only the head, the tail and what lies
+// near the cuts, so a large text held in a mapped file is not paged in whole; a `total` whose
+// byte count is not text.size() is not trusted, and the text is measured.
+projection project(std::string_view text, const projection_limits& limits, const artifact_ref& artifact,
+                   text_shape total);
 
 // The smallest max_bytes at which project() can cut a text of shape `total` for `artifact`
 // (never below min_projection_bytes): its marker and leanest footer, which grow with the

@@ -219,6 +219,28 @@ TEST_CASE("seed smoke: 36,997 B / 422 lines alone under the 16 KiB wait cap") {
   CHECK(b.text.rfind("Subagent c1 \"420 numbered lines\" finished.\n\nBEGIN long\n", 0) == 0);
 }
 
+TEST_CASE("a shape the queue measured is used as is; one of another byte count is measured again") {
+  temp_store ts;
+  const std::string text = seed_text(36'997, 422, "shape");
+  batch_input in;
+  in.child_id = "c1";
+  in.final_text = text;
+  const batch measured = build_batch(std::span(&in, 1), {}, ts.store.get());
+  REQUIRE(measured.sections.at(0).proj.truncated);
+
+  in.shape = handoff::measure(text);
+  CHECK(build_batch(std::span(&in, 1), {}, ts.store.get()).text == measured.text);
+  // The lines are taken on trust (nothing counts them again): a count of 423 is what the
+  // footer then states, which shows that the text was not scanned.
+  in.shape = handoff::text_shape{text.size(), 423};
+  const batch trusted = build_batch(std::span(&in, 1), {}, ts.store.get());
+  CHECK(trusted.sections.at(0).proj.total.lines == 423);
+  CHECK(trusted.text.find("423 lines") != std::string::npos);
+  // A byte count that is not the text's is not its shape: measured again, as if none were given.
+  in.shape = handoff::text_shape{text.size() + 1, 9};
+  CHECK(build_batch(std::span(&in, 1), {}, ts.store.get()).text == measured.text);
+}
+
 TEST_CASE("a result that fits is shown verbatim and saves nothing") {
   temp_store ts;
   const std::string text = "verdict: ship it\nfiles: a.cpp, b.cpp\n";

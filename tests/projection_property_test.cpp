@@ -124,6 +124,9 @@ TEST_CASE("random texts and limits: every projection keeps every promise") {
     const bool should_fit =
         text.size() <= limits.max_bytes && split_lines(text).size() <= limits.max_lines;
     CHECK(handoff::fits(text, limits) == should_fit);
+    // Given the shape the queue measured, the same projection, without counting lines again.
+    CHECK(handoff::fits(handoff::measure(text), limits) == should_fit);
+    CHECK(handoff::project(text, limits, artifact, handoff::measure(text)).text == p.text);
     if (should_fit) {
       CHECK_FALSE(p.truncated);
       CHECK(p.text == text);
