@@ -22,10 +22,9 @@ void reserve_more(std::string& out, std::size_t more) {
 }
 
 // nlohmann's escapes with ensure_ascii off: short forms for \b \t \n \f \r \" \\, \u00xx
-// (lowercase hex) for the other control bytes, everything else as is.
-bool append_string(std::string& out, std::string_view s) {
+// (lowercase hex) for the other control bytes, everything else as is. No quotes.
+bool append_escaped(std::string& out, std::string_view s) {
   reserve_more(out, s.size() + s.size() / escape_slack_divisor + 2);
-  out += '"';
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* end = p + s.size();
   const auto* run = p;  // plain bytes and valid UTF-8 not appended yet
@@ -57,6 +56,12 @@ bool append_string(std::string& out, std::string_view s) {
     run = ++p;
   }
   out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+  return true;
+}
+
+bool append_string(std::string& out, std::string_view s) {
+  out += '"';
+  if (!append_escaped(out, s)) return false;
   out += '"';
   return true;
 }
@@ -110,6 +115,13 @@ bool append_value(std::string& out, const json& v) {
 bool append_json_string(std::string& out, std::string_view s) {
   const std::size_t size = out.size();
   if (append_string(out, s)) return true;
+  out.resize(size);
+  return false;
+}
+
+bool append_json_escaped(std::string& out, std::string_view s) {
+  const std::size_t size = out.size();
+  if (append_escaped(out, s)) return true;
   out.resize(size);
   return false;
 }

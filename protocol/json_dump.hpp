@@ -22,4 +22,9 @@ bool append_json(std::string& out, const nlohmann::json& value);
 // it is not valid UTF-8.
 bool append_json_string(std::string& out, std::string_view s);
 
+// The same without the quotes: what goes between them. A string cut on character boundaries
+// (utf8_floor) and escaped piece by piece gives exactly the pieces of append_json_string's
+// output, so a long text can be sent as it is escaped.
+bool append_json_escaped(std::string& out, std::string_view s);
+
 }  // namespace handoff::rpc

@@ -280,6 +280,37 @@ TEST_CASE("the daemon's refusals arrive as rpc errors with their codes, and the 
   CHECK(c.daemon_status().at("parents").is_number());
 }
 
+TEST_CASE("a long final text, sent in pieces as it is escaped, arrives byte for byte") {
+  test::daemon_process d;
+  connection c = connect_to(d);
+  // Over the size sent in pieces, with 2-, 3- and 4-byte characters, escapes and control bytes
+  // at every offset, so the 64 KiB piece boundaries fall inside characters and next to escapes.
+  const std::string units[] = {"plain text ", "\"quoted\" ", "back\\slash ", "\n", "\t", "\x01\x1f",
+                               "\xc3\xa9", "\xe4\xbd\xa0", "\xf0\x9f\x98\x80"};
+  std::string text;
+  for (std::size_t i = 0; text.size() < 1'200'000; ++i) text += units[(i * 7 + i / 3) % std::size(units)];
+  const rpc::completed_result r = c.completed(completion("p", "long", text));
+  CHECK(r.sha256 == sha256_hex(text));
+  CHECK(r.bytes == text.size());
+  // The connection is still in step: the next call is answered.
+  CHECK(c.daemon_status().at("queue").at("results") == 1);
+}
+
+TEST_CASE("a long final text whose last character is not UTF-8 is refused before anything is sent") {
+  test::daemon_process d;
+  connection c = connect_to(d);
+  std::string text(600'000, 'x');
+  text += "\xe4\xbd";  // a 3-byte character cut short, at the very end
+  try {
+    c.completed(completion("p", "c", text));
+    FAIL("no error");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("subagent/completed: not sent, a string in it is not valid UTF-8") == 0);
+  }
+  CHECK(c.daemon_status().at("queue").at("results") == 0);
+  CHECK_FALSE(c.completed(completion("p", "c", "fine")).duplicate);  // nothing half sent
+}
+
 TEST_CASE("a final text that is not UTF-8 is refused before anything is sent") {
   test::daemon_process d;
   connection c = connect_to(d);

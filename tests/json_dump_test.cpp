@@ -1,5 +1,6 @@
 // rpc::append_json (protocol/json_dump.hpp) writes exactly what nlohmann's dump() writes, and
 // leaves strings that are not UTF-8 to nlohmann's error handling.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -10,6 +11,7 @@
 
 #include "protocol/json_dump.hpp"
 #include "protocol/jsonrpc.hpp"
+#include "utf8.hpp"
 
 using nlohmann::json;
 using handoff::rpc::append_json;
@@ -53,6 +55,32 @@ TEST_CASE("json dump: random strings, long and short, match nlohmann") {
   std::string big;
   while (big.size() < (1 << 20)) big += "- Checked `daemon/x.cpp`: the \"tail\" path\tkeeps \xc3\xa9 \\ ok.\n";
   CHECK(fast(json(big)) == json(big).dump());
+}
+
+TEST_CASE("json dump: a string escaped piece by piece, cut on characters, is the string escaped whole") {
+  const std::string pieces[] = {"a", "text ", "\"", "\\", "\n", "\x01", "\xc3\xa9", "\xe4\xbd\xa0", "\xf0\x9f\x98\x80"};
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 500; ++round) {
+    std::string s;
+    const int n = static_cast<int>(rng() % 400);
+    for (int i = 0; i < n; ++i) s += pieces[rng() % std::size(pieces)];
+    std::string whole;
+    REQUIRE(handoff::rpc::append_json_string(whole, s));
+    // Pieces of 1 to 40 bytes, each end moved back to a character boundary (never to 0 progress:
+    // a piece is at least one character).
+    std::string joined = "\"";
+    for (std::size_t at = 0; at < s.size();) {
+      std::size_t end = std::min(s.size(), at + 1 + static_cast<std::size_t>(rng() % 40));
+      if (end < s.size()) end = std::max(handoff::utf8_floor(s, end), handoff::utf8_ceil(s, at + 1));
+      REQUIRE(handoff::rpc::append_json_escaped(joined, std::string_view(s).substr(at, end - at)));
+      at = end;
+    }
+    joined += '"';
+    CHECK(joined == whole);
+  }
+  std::string out = "kept";
+  CHECK_FALSE(handoff::rpc::append_json_escaped(out, "ok\xe4\xbd"));  // a character cut in two
+  CHECK(out == "kept");
 }
 
 TEST_CASE("json dump: a string that is not UTF-8 is left to nlohmann, output untouched") {

@@ -125,6 +125,7 @@ class connection {
   void answer(const rpc::message& request);
   void send(const std::string& payload);
   void write_frame(std::string_view payload, deadline until);
+  void write_text_frame(std::string_view head, std::string_view text, deadline until);
   [[noreturn]] void connection_closed(std::string_view during) const;
   // Handles what the daemon sent before it closed the connection; throws its error, if any.
   void read_last_words();
@@ -144,6 +145,7 @@ class connection {
   std::map<std::string, request_handler, std::less<>> handlers_;
   std::size_t handled_ = 0;                        // daemon requests answered so far
   std::string request_;                            // the request being sent; its memory reused
+  std::string piece_;                              // a long text's piece being sent; reused too
 };
 
 // The class's first name, still used by gc_command.cpp and doctor_command.cpp. Prefer
