@@ -234,6 +234,29 @@ std::optional<unique_fd> artifact_store::write_unnamed(std::string_view text) co
   }
 }
 
+std::optional<unique_fd> artifact_store::open_unnamed() const {
+  std::string why;
+  const std::shared_ptr<const opened> dir = directory(why);
+  if (!dir) return std::nullopt;
+  try {
+    return handoff::open_unnamed(dir->fd.get(), "the " + kind_);
+  } catch (const fs_error&) {
+    return std::nullopt;  // write_unnamed(text) tries again, and save() reports what fails
+  }
+}
+
+std::optional<unique_fd> artifact_store::write_unnamed(std::string_view text, unique_fd spare) const {
+  std::string why;
+  // The same check as write_unnamed(text): a directory moved since is refused, spare and all.
+  if (!directory(why)) return std::nullopt;
+  try {
+    fill_unnamed(spare.get(), text, "the " + kind_);
+    return spare;
+  } catch (const fs_error&) {
+    return std::nullopt;
+  }
+}
+
 std::optional<mapped_file> artifact_store::open(std::string_view sha256_hex) const {
   if (!is_sha256_hex(sha256_hex)) return std::nullopt;
   const std::string name = std::string(sha256_hex) + ".txt";

@@ -71,6 +71,10 @@ class artifact_store {
   // then run at once. nullopt when that cannot be done here (no O_TMPFILE, the disk refused):
   // save() then writes the text itself, and reports why that fails.
   std::optional<unique_fd> write_unnamed(std::string_view text) const;
+  // The same in two steps: an empty file with no name made ahead (nullopt when that cannot be
+  // done here), then `text` written into it; `spare` is used up either way.
+  std::optional<unique_fd> open_unnamed() const;
+  std::optional<unique_fd> write_unnamed(std::string_view text, unique_fd spare) const;
 
   // Maps the artifact named `sha256_hex` read-only, or nullopt when it is absent, not a
   // regular file of ours, or the name is not 64 lowercase hex. Never blocks on a FIFO. Reads

@@ -65,12 +65,8 @@ bool tmpfile_unsupported(int err) { return err == EOPNOTSUPP || err == EISDIR ||
 
 // A file with no name (O_TMPFILE) holding `bytes`; nullopt when the filesystem has none.
 std::optional<unique_fd> filled_unnamed(int dir_fd, std::string_view bytes, std::string_view what, when_synced sync) {
-  unique_fd fd(::openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
-  if (!fd) {
-    if (tmpfile_unsupported(errno)) return std::nullopt;
-    throw fs_error(errno, "creating a temp file for " + std::string(what));
-  }
-  fill(fd.get(), bytes, what, sync);
+  std::optional<unique_fd> fd = open_unnamed(dir_fd, what);
+  if (fd) fill(fd->get(), bytes, what, sync);
   return fd;
 }
 
@@ -128,6 +124,19 @@ bool publish_named(int dir_fd, const std::string& name, std::string_view bytes,
 }
 
 }  // namespace
+
+std::optional<unique_fd> open_unnamed(int dir_fd, std::string_view what) {
+  unique_fd fd(::openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+  if (!fd) {
+    if (tmpfile_unsupported(errno)) return std::nullopt;
+    throw fs_error(errno, "creating a temp file for " + std::string(what));
+  }
+  return fd;
+}
+
+void fill_unnamed(int fd, std::string_view bytes, std::string_view what) {
+  fill(fd, bytes, what, when_synced::before_return);
+}
 
 std::optional<unique_fd> write_unnamed(int dir_fd, std::string_view bytes, std::string_view what) {
   return filled_unnamed(dir_fd, bytes, what, when_synced::before_return);

@@ -6,6 +6,7 @@
 #include <future>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include "engine/atomic_file.hpp"
 #include "engine/journal_entry.hpp"
@@ -86,7 +87,8 @@ std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion&
     } catch (const std::system_error&) {
       // No thread to be had: one after the other, as for a small text.
     }
-    ch->prewritten = texts_.write_unnamed(text);
+    std::optional<unique_fd> spare = take_spare_text();
+    ch->prewritten = spare ? texts_.write_unnamed(text, std::move(*spare)) : texts_.write_unnamed(text);
     seen = looked_at.valid() ? looked_at.get() : look_at();
   } else {
     seen = look_at();
@@ -95,6 +97,21 @@ std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion&
   ch->text = text;
   check_storable(ch->held);  // refuses non-UTF-8 before anything is queued
   return ch;
+}
+
+std::optional<unique_fd> pending_queue::take_spare_text() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(spare_text_, std::nullopt);
+}
+
+void pending_queue::keep_spare_text() {
+  {
+    std::lock_guard lock(mutex_);
+    if (spare_text_ || stopping_) return;
+  }
+  std::optional<unique_fd> spare = texts_.open_unnamed();  // nullopt: a put opens its own
+  std::lock_guard lock(mutex_);
+  spare_text_ = std::move(spare);
 }
 
 void pending_queue::put_async(const completion& c, std::string_view final_text, put_callback done) {

@@ -178,6 +178,10 @@ class pending_queue {
   void write_group(std::vector<std::shared_ptr<change>>& group);
   void apply(change& c, std::uint64_t segment, std::size_t base);  // with mutex_ held
   void after_group(std::vector<std::shared_ptr<change>>& group);
+  // The writer, between groups: opens an empty unnamed file in texts/ for the next large text
+  // when none is held, so that its put need not create an inode first.
+  void keep_spare_text();
+  std::optional<unique_fd> take_spare_text();
   void compact();
   bool write_mark();
   bool refile_tombstones();
@@ -254,6 +258,7 @@ class pending_queue {
   std::vector<std::string> unsynced_done_;  // done/ files written, not yet fsynced
   std::size_t groups_ = 0;
   std::size_t changes_ = 0;
+  std::optional<unique_fd> spare_text_;  // keep_spare_text's, taken by the next large put
 
   mutable std::mutex stats_mutex_;  // guards snapshot_ only; never held across I/O
   stats snapshot_;

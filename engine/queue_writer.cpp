@@ -44,6 +44,7 @@ void pending_queue::write_loop() {
     write_group(group);
     after_group(group);
     compact();
+    keep_spare_text();
   }
 }
 

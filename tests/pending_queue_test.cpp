@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +40,32 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 
 // Entries of one queue area, sorted.
 std::vector<std::string> area(const fs::path& queue_dir, const char* name) { return names_in(queue_dir / name); }
+
+// Inodes of the files with no name in `dir` that this process holds open (O_TMPFILE: the fd's
+// link reads "<dir>/#<inode> (deleted)").
+std::vector<ino_t> unnamed_files_in(const fs::path& dir) {
+  const std::string prefix = (fs::canonical(dir) / "#").string();
+  std::vector<ino_t> out;
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(e.path(), ec);
+    if (ec || target.string().rfind(prefix, 0) != 0) continue;
+    struct stat st {};
+    if (::stat(e.path().c_str(), &st) == 0) out.push_back(st.st_ino);
+  }
+  return out;
+}
+
+// unnamed_files_in(dir) once it is not `before` (the queue's writer opens its spare file after
+// answering), or as it is after 2 s.
+std::vector<ino_t> unnamed_files_after(const fs::path& dir, const std::vector<ino_t>& before) {
+  std::vector<ino_t> now = unnamed_files_in(dir);
+  for (int i = 0; i < 1000 && now == before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    now = unnamed_files_in(dir);
+  }
+  return now;
+}
 
 }  // namespace
 
@@ -85,6 +112,34 @@ TEST_CASE("held results survive a restart, in completion order, with their exact
   // Seqs continue after the highest one recovered.
   const auto next = again.queue.put(make_completion("parent-9", "child-9"), "later");
   CHECK(next.held.seq == put.back().seq + 1);
+}
+
+TEST_CASE("a large text goes into the unnamed file opened ahead of it, and the next one is opened after") {
+  temp_dir tmp;
+  const fs::path dir = tmp.path() / "queue";
+  const std::string text = large("report\n");
+  {
+    opened_queue q(dir, small_files);
+    q.queue.put(make_completion("p", "small"), "short");  // a group: the writer opens a spare after it
+    const std::vector<ino_t> spare = unnamed_files_after(dir / "texts", {});
+    REQUIRE(spare.size() == 1);
+
+    q.queue.put(make_completion("p", "large"), text);
+    struct stat st {};
+    REQUIRE(::stat((dir / "texts" / text_name(text)).c_str(), &st) == 0);
+    CHECK(st.st_ino == spare[0]);  // the spare, now named by its hash
+    CHECK(st.st_nlink == 1);
+    const std::vector<ino_t> next = unnamed_files_after(dir / "texts", spare);
+    REQUIRE(next.size() == 1);
+    CHECK(next[0] != spare[0]);
+  }
+  // The spare goes with the queue; what it held survives a restart like any other text.
+  CHECK(unnamed_files_in(dir / "texts").empty());
+  opened_queue again(dir, small_files);
+  CHECK(again.problems.empty());
+  REQUIRE(again.state.results.size() == 2);
+  CHECK(again.queue.open_text(again.state.results[1]).view() == text);
+  CHECK(area(dir, "texts") == std::vector<std::string>{text_name(text)});
 }
 
 TEST_CASE("queue files are private: 0700 directories, 0600 files, no client string in a name") {
@@ -501,13 +556,6 @@ TEST_CASE("a full disk: put throws queue_error and leaves nothing half-written")
                          doctest::Contains("No space left on device"), queue_error);
     fs::remove(filler);
   }
-  SUBCASE("a text file fits, no inode is left for it") {
-    const std::vector<fs::path> fillers = take_all_inodes(small.at);
-    REQUIRE_FALSE(fillers.empty());
-    CHECK_THROWS_WITH_AS(q->queue.put(make_completion("p", "second"), std::string(17 * 1024, 's')),
-                         doctest::Contains("No space left on device"), queue_error);
-    for (const auto& f : fillers) fs::remove(f);
-  }
   CHECK(size_of(segment) == journal_bytes);
   CHECK(area(dir, "journal") == std::vector<std::string>{"0000000000000001.log"});
   CHECK(area(dir, "texts") == std::vector<std::string>{text_name(fits)});
@@ -525,6 +573,41 @@ TEST_CASE("a full disk: put throws queue_error and leaves nothing half-written")
   CHECK(again.queue.open_text(again.state.results[0]).view() == fits);
   check_same(again.state.results[1], later);
   CHECK(again.queue.open_text(again.state.results[1]).view() == "later text");
+}
+
+TEST_CASE("a full disk: with no inode left, the file opened ahead takes one text and the next is refused") {
+  small_disk small("size=64k,nr_inodes=64");
+  if (!small.usable()) return;
+  const fs::path& dir = small.queue;
+  const fs::path segment = dir / "journal" / "0000000000000001.log";
+  const queue_options options{.file_text_bytes = 16 * 1024};
+  const std::string fits(20 * 1024, 'a');
+  const std::string taken(17 * 1024, 't');
+  std::optional<opened_queue> q(std::in_place, dir, options);
+  q->queue.put(make_completion("p", "first"), fits);
+  REQUIRE(unnamed_files_after(dir / "texts", {}).size() == 1);  // the writer's spare, opened after
+
+  const std::vector<fs::path> fillers = take_all_inodes(small.at);
+  REQUIRE_FALSE(fillers.empty());
+  // The spare holds its inode: the next text needs no new one.
+  q->queue.put(make_completion("p", "spare"), taken);
+  const std::size_t journal_bytes = size_of(segment);
+  CHECK(unnamed_files_in(dir / "texts").empty());  // no inode for another spare
+  CHECK_THROWS_WITH_AS(q->queue.put(make_completion("p", "second"), std::string(17 * 1024, 's')),
+                       doctest::Contains("No space left on device"), queue_error);
+  for (const auto& f : fillers) fs::remove(f);
+  CHECK(size_of(segment) == journal_bytes);
+  CHECK(area(dir, "texts") == sorted({text_name(fits), text_name(taken)}));
+  CHECK(q->queue.statistics().results == 2);
+  const auto later = q->queue.put(make_completion("p", "later"), "later text").held;
+  q.reset();
+
+  opened_queue again(dir, options);
+  INFO(joined(again.problems));
+  CHECK(again.problems.empty());
+  REQUIRE(again.state.results.size() == 3);
+  CHECK(again.queue.open_text(again.state.results[1]).view() == taken);
+  check_same(again.state.results[2], later);
 }
 
 TEST_CASE("a full disk: a retirement the journal refuses stays held and comes back after a restart") {
