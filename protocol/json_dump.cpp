@@ -1,6 +1,8 @@
 #include "protocol/json_dump.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <iterator>
 #include <string_view>
 
 #include "protocol/json_scan.hpp"
@@ -66,6 +68,16 @@ bool append_string(std::string& out, std::string_view s) {
   return true;
 }
 
+// An integer as nlohmann writes it (plain decimal, '-' when negative), without the temporary
+// string and serializer dump() sets up for each number: a reply such as daemon/status holds
+// seventeen of them, which cost more than the rest of it.
+template <class Integer>
+void append_integer(std::string& out, Integer n) {
+  char digits[24];
+  const auto written = std::to_chars(std::begin(digits), std::end(digits), n);
+  out.append(digits, written.ptr);
+}
+
 bool append_value(std::string& out, const json& v) {
   switch (v.type()) {
     case json::value_t::object: {
@@ -101,9 +113,13 @@ bool append_value(std::string& out, const json& v) {
       out += v.get<bool>() ? "true" : "false";
       return true;
     case json::value_t::number_integer:
+      append_integer(out, v.get_ref<const json::number_integer_t&>());
+      return true;
     case json::value_t::number_unsigned:
+      append_integer(out, v.get_ref<const json::number_unsigned_t&>());
+      return true;
     case json::value_t::number_float:
-      out += v.dump();  // nlohmann's own number formatting (shortest round trip for doubles)
+      out += v.dump();  // nlohmann's own formatting (shortest round trip, its rules for NaN/inf)
       return true;
     default:
       return false;  // binary, discarded: nlohmann's business
