@@ -7,10 +7,14 @@
 //      write + fsync of a file of that size in the same directory as the daemon's store.
 // Interleaving puts both sides of every ratio under the same machine load. Prints markdown.
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -18,6 +22,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -42,12 +47,71 @@ struct settings {
   std::size_t rounds = 200;           // completed + wait rounds of 4 KiB and 37 KiB
   std::size_t large_rounds = 60;      // of 1 MiB
   std::size_t warmup = 5;             // rounds run first and not counted
+  std::optional<int> pin_cpu;         // small requests: every thread involved on this one CPU
+};
+
+// Restricts thread `tid` (0: the calling thread) to `cpus`; throws on failure.
+void set_affinity(pid_t tid, const cpu_set_t& cpus) {
+  if (::sched_setaffinity(tid, sizeof cpus, &cpus) != 0)
+    throw std::system_error(errno, std::generic_category(), "sched_setaffinity");
+}
+
+// For the small requests with --pin-cpu: this thread (and the ping-pong peers it then starts,
+// threads and forked processes alike, which inherit it) and the daemon's I/O thread (its main
+// thread) on one CPU, so that every case runs with the same placement; put back on destruction.
+class pinned {
+ public:
+  pinned(std::optional<int> cpu, pid_t daemon) : daemon_(daemon) {
+    if (!cpu) return;
+    if (::sched_getaffinity(0, sizeof mine_, &mine_) != 0 || ::sched_getaffinity(daemon, sizeof theirs_, &theirs_) != 0)
+      throw std::system_error(errno, std::generic_category(), "sched_getaffinity");
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(*cpu, &one);
+    set_affinity(0, one);
+    set_affinity(daemon, one);
+    active_ = true;
+  }
+  ~pinned() {
+    if (!active_) return;
+    (void)::sched_setaffinity(0, sizeof mine_, &mine_);
+    (void)::sched_setaffinity(daemon_, sizeof theirs_, &theirs_);
+  }
+  pinned(const pinned&) = delete;
+  pinned& operator=(const pinned&) = delete;
+
+ private:
+  pid_t daemon_;
+  bool active_ = false;
+  cpu_set_t mine_{};
+  cpu_set_t theirs_{};
 };
 
 // ---- 1. a small request against a ping-pong -------------------------------------------------
 
-// One request line on a raw connection to the daemon, and a ping-pong peer that answers the
-// same line with a reply of the same bytes as the daemon's.
+// How long the polling peer keeps polling after a message: handoffd's default --spin-us.
+constexpr auto peer_spin = std::chrono::microseconds(100);
+// Small requests run in blocks of this many round trips, the first few not counted, each block
+// after this pause (see small_request).
+constexpr std::size_t block_rounds = 20;
+constexpr std::size_t block_warmup = 2;
+constexpr auto block_pause = std::chrono::microseconds(500);
+
+// Returns once `fd` is readable, waiting as handoffd's I/O thread does (daemon/io_loop.cpp): for
+// `peer_spin` after `last` it polls (a zero-timeout poll, then sched_yield), then it sleeps.
+void wait_as_handoffd(int fd, hb::bench_clock::time_point last) {
+  pollfd p{fd, POLLIN, 0};
+  while (hb::bench_clock::now() - last < peer_spin) {
+    if (::poll(&p, 1, 0) > 0) return;
+    ::sched_yield();
+  }
+  while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+  }
+}
+
+// One request line on a raw connection to the daemon, and two ping-pong peers that answer the
+// same line with a reply of the same bytes as the daemon's: one sleeps in read() between
+// messages, the other waits as the daemon does (wait_as_handoffd).
 class raw_pair {
  public:
   raw_pair(const hb::bench_daemon& daemon, std::string request, const std::string& peer_name)
@@ -62,8 +126,32 @@ class raw_pair {
       return true;
     });
     peer_fd_ = hb::connect_unix(peer_->path());
+    polling_peer_.emplace(
+        daemon.dir() / ("polling-" + peer_name),
+        [this, last = hb::bench_clock::now()](int peer) mutable {
+          if (polling_buffer_.find('\n') == std::string::npos) wait_as_handoffd(peer, last);
+          std::string line;
+          if (!hb::read_line(peer, polling_buffer_, line)) return false;
+          hb::write_all(peer, reply_);
+          last = hb::bench_clock::now();
+          return true;
+        },
+        hb::unix_peer::runs_as::process);
+    polling_fd_ = hb::connect_unix(polling_peer_->path());
+    process_peer_.emplace(
+        daemon.dir() / ("process-" + peer_name),
+        [this](int peer) {
+          std::string line;
+          if (!hb::read_line(peer, peer_buffer_, line)) return false;
+          hb::write_all(peer, reply_);
+          return true;
+        },
+        hb::unix_peer::runs_as::process);
+    process_fd_ = hb::connect_unix(process_peer_->path());
   }
   ~raw_pair() {
+    ::close(process_fd_);
+    ::close(polling_fd_);
     ::close(peer_fd_);
     ::close(daemon_fd_);
   }
@@ -72,6 +160,8 @@ class raw_pair {
 
   hb::bench_clock::duration daemon_round() { return round(daemon_fd_, daemon_buffer_); }
   hb::bench_clock::duration peer_round() { return round(peer_fd_, client_buffer_); }
+  hb::bench_clock::duration polling_peer_round() { return round(polling_fd_, polling_client_buffer_); }
+  hb::bench_clock::duration process_peer_round() { return round(process_fd_, process_client_buffer_); }
   std::size_t request_bytes() const { return request_.size(); }
   std::size_t reply_bytes() const { return reply_.size(); }
 
@@ -86,12 +176,18 @@ class raw_pair {
   std::string request_, reply_, line_;
   int daemon_fd_;
   int peer_fd_ = -1;
-  std::string daemon_buffer_, client_buffer_;
-  std::string peer_buffer_;  // the peer thread's alone
+  int polling_fd_ = -1;
+  int process_fd_ = -1;
+  std::string daemon_buffer_, client_buffer_, polling_client_buffer_, process_client_buffer_;
+  std::string peer_buffer_;     // the peer thread's alone
+  std::string polling_buffer_;  // the polling peer thread's alone
   std::optional<hb::unix_peer> peer_;
+  std::optional<hb::unix_peer> polling_peer_;
+  std::optional<hb::unix_peer> process_peer_;
 };
 
 void small_request(const settings& s, hb::bench_daemon& daemon) {
+  const pinned on_one_cpu(s.pin_cpu, daemon.pid());
   raw_pair status(daemon, R"({"jsonrpc":"2.0","id":1,"method":"daemon/status"})" "\n", "pingpong-status.sock");
   raw_pair started(daemon,
                    R"({"jsonrpc":"2.0","id":1,"method":"subagent/started","params":{"parentId":"p","childId":"c"}})"
@@ -101,23 +197,39 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
   opts.socket = daemon.socket();
   hc::connection lib(opts);
 
-  hb::samples status_daemon, status_peer, via_library, started_daemon, started_peer;
-  // Each iteration runs the five cases in a new order (a fixed-seed shuffle, the same every run),
+  hb::samples status_daemon, status_peer, status_polling, status_process, via_library, started_daemon, started_peer,
+      started_polling, started_process;
+  // Each iteration runs the seven cases in a new order (a fixed-seed shuffle, the same every run),
   // so that no case always comes right after the same one: what ran just before (the daemon
   // polling or asleep, which thread last ran on which vCPU) moves a round by microseconds here.
-  const std::array<std::function<void(bool)>, 5> cases = {
+  const std::array<std::function<void(bool)>, 9> cases = {
+      [&](bool counted) { const auto d = status.process_peer_round(); if (counted) status_process.add(d); },
+      [&](bool counted) { const auto d = started.process_peer_round(); if (counted) started_process.add(d); },
       [&](bool counted) { const auto d = status.daemon_round(); if (counted) status_daemon.add(d); },
       [&](bool counted) { const auto d = status.peer_round(); if (counted) status_peer.add(d); },
+      [&](bool counted) { const auto d = status.polling_peer_round(); if (counted) status_polling.add(d); },
       [&](bool counted) { const auto d = hb::time_once([&] { lib.daemon_status(); }); if (counted) via_library.add(d); },
       [&](bool counted) { const auto d = started.daemon_round(); if (counted) started_daemon.add(d); },
       [&](bool counted) { const auto d = started.peer_round(); if (counted) started_peer.add(d); },
+      [&](bool counted) { const auto d = started.polling_peer_round(); if (counted) started_polling.add(d); },
   };
-  std::array<std::size_t, cases.size()> order{0, 1, 2, 3, 4};
+  // In blocks: each case runs `block_rounds` round trips in a row, the first `block_warmup` not
+  // counted, after a pause longer than any polling window, so that every thread that polls (the
+  // daemon, the polling peers) has gone to sleep and no case runs while another's thread still
+  // occupies a vCPU. Rounds interleaved one by one measured that interplay instead: the daemon
+  // polling on one vCPU made the floor's two threads share the other (12-15 us), while the same
+  // ping-pong alone, both vCPUs idle, takes 36-52 us on this project's VM; with the polling peers
+  // added to that interleave the floor moved to 28-47 us. Blocks in a new order each time (a
+  // fixed-seed shuffle) keep the load of the minute the same for every case.
+  std::array<std::size_t, cases.size()> order{0, 1, 2, 3, 4, 5, 6, 7, 8};
   std::mt19937 shuffler(13);
-  for (std::size_t i = 0; i < s.small_rounds + s.warmup * 10; ++i) {
-    const bool counted = i >= s.warmup * 10;
+  const std::size_t blocks = (s.small_rounds + block_rounds - block_warmup - 1) / (block_rounds - block_warmup);
+  for (std::size_t b = 0; b < blocks + 1; ++b) {
     std::shuffle(order.begin(), order.end(), shuffler);
-    for (const std::size_t k : order) cases[k](counted);
+    for (const std::size_t k : order) {
+      std::this_thread::sleep_for(block_pause);
+      for (std::size_t i = 0; i < block_rounds; ++i) cases[k](b > 0 && i >= block_warmup);
+    }
   }
 
   std::cout << "### Small requests vs a raw Unix-socket ping-pong of the same sizes\n\n"
@@ -127,17 +239,33 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
             << started.request_bytes() << " B, reply " << started.reply_bytes()
             << " B (the ledger only). Both are answered on the I/O thread as the frame is read and "
                "written at once (no coroutine, no pool, no writer wake-up). Each ping-pong peer is a "
-               "thread that reads the same line and writes the daemon's reply; rounds interleaved.\n\n";
-  auto row = [](const std::string& name, const hb::samples& x, double base, const std::string& target) {
+               "thread that reads the same line and writes the daemon's reply: the floor sleeps in read() "
+               "between messages; the polling peer waits as handoffd's I/O thread does (polls for 100 us "
+               "after a message, then sleeps). Each case runs in blocks of "
+            << block_rounds << " round trips (the first " << block_warmup
+            << " not counted), each block after a 500 us pause in which every polling thread goes to sleep; "
+               "blocks of all cases interleaved.";
+  if (s.pin_cpu)
+    std::cout << " Pinned (--pin-cpu " << *s.pin_cpu
+              << "): this process, the peers and handoffd's I/O thread all on that one CPU.";
+  std::cout << "\n\n";
+  auto row = [](const std::string& name, const hb::samples& x, const hb::samples& floor, const hb::samples& polling,
+                const std::string& target) {
     return std::vector<std::string>{name, std::to_string(x.size()), hb::format_us(x.p50()), hb::format_us(x.p99()),
-                                    hb::format_ratio(x.p50() / base), target};
+                                    hb::format_ratio(x.p50() / floor.p50()), hb::format_ratio(x.p50() / polling.p50()),
+                                    target};
   };
-  hb::print_table({"case", "rounds", "p50", "p99", "p50 / its ping-pong", "target"},
-                  {row("ping-pong, `daemon/status` sizes (floor)", status_peer, status_peer.p50(), ""),
-                   row("`daemon/status`, raw socket client", status_daemon, status_peer.p50(), "<= 2x"),
-                   row("`daemon/status`, C++ client library", via_library, status_peer.p50(), ""),
-                   row("ping-pong, `subagent/started` sizes (floor)", started_peer, started_peer.p50(), ""),
-                   row("`subagent/started`, raw socket client", started_daemon, started_peer.p50(), "<= 2x")});
+  hb::print_table(
+      {"case", "rounds", "p50", "p99", "p50 / ping-pong (floor)", "p50 / polling ping-pong", "target"},
+      {row("ping-pong, `daemon/status` sizes (floor)", status_peer, status_peer, status_polling, ""),
+       row("ping-pong, `daemon/status` sizes, peer process", status_process, status_peer, status_polling, ""),
+       row("ping-pong, `daemon/status` sizes, polling peer process", status_polling, status_peer, status_polling, ""),
+       row("`daemon/status`, raw socket client", status_daemon, status_peer, status_polling, "<= 2x the floor"),
+       row("`daemon/status`, C++ client library", via_library, status_peer, status_polling, ""),
+       row("ping-pong, `subagent/started` sizes (floor)", started_peer, started_peer, started_polling, ""),
+       row("ping-pong, `subagent/started` sizes, peer process", started_process, started_peer, started_polling, ""),
+       row("ping-pong, `subagent/started` sizes, polling peer process", started_polling, started_peer, started_polling, ""),
+       row("`subagent/started`, raw socket client", started_daemon, started_peer, started_polling, "<= 2x the floor")});
 }
 
 // ---- 2. one result through completed + wait, and its floor ----------------------------------
@@ -309,6 +437,9 @@ int main(int argc, char** argv) {
   app.add_option("--small-rounds", s.small_rounds, "daemon/status round trips")->capture_default_str();
   app.add_option("--rounds", s.rounds, "completed+wait rounds of 4 KiB and 37 KiB")->capture_default_str();
   app.add_option("--large-rounds", s.large_rounds, "completed+wait rounds of 1 MiB")->capture_default_str();
+  app.add_option("--pin-cpu", s.pin_cpu,
+                 "Small requests only: run this process, its ping-pong peers and handoffd's I/O thread on this "
+                 "one CPU (the same placement for every case)");
   CLI11_PARSE(app, argc, argv);
 
   try {

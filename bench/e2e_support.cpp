@@ -1,19 +1,23 @@
 #include "e2e_support.hpp"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/utsname.h>
 #include <system_error>
-#include <unistd.h>
 
 #include "bench_daemon.hpp"
 
@@ -217,7 +221,8 @@ bool read_line(int fd, std::string& buffer, std::string& out) {
   }
 }
 
-unix_peer::unix_peer(std::filesystem::path path, std::function<bool(int fd)> serve) : path_(std::move(path)) {
+unix_peer::unix_peer(std::filesystem::path path, std::function<bool(int fd)> serve, runs_as how)
+    : path_(std::move(path)) {
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) throw std::system_error(errno, std::generic_category(), "socket");
   sockaddr_un addr{};
@@ -228,7 +233,7 @@ unix_peer::unix_peer(std::filesystem::path path, std::function<bool(int fd)> ser
     ::close(listen_fd_);
     throw std::system_error(e, std::generic_category(), "bind/listen " + path_.string());
   }
-  thread_ = std::thread([fd = listen_fd_, s = std::move(serve)] {
+  auto run = [fd = listen_fd_, s = std::move(serve)] {
     const int conn = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (conn < 0) return;
     try {
@@ -238,12 +243,36 @@ unix_peer::unix_peer(std::filesystem::path path, std::function<bool(int fd)> ser
       // The client left: the peer's work is done.
     }
     ::close(conn);
-  });
+  };
+  if (how == runs_as::thread) {
+    thread_ = std::thread(std::move(run));
+    return;
+  }
+  child_ = ::fork();
+  if (child_ < 0) {
+    const int e = errno;
+    ::close(listen_fd_);
+    throw std::system_error(e, std::generic_category(), "fork");
+  }
+  if (child_ == 0) {
+    run();
+    ::_exit(0);
+  }
 }
 
 unix_peer::~unix_peer() {
   ::shutdown(listen_fd_, SHUT_RDWR);  // wakes an accept() nobody connected to
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
+  if (child_ > 0) {
+    // The child leaves once its client has closed the connection; one that does not is killed.
+    int status = 0;
+    for (int i = 0; i < 1000 && ::waitpid(child_, &status, WNOHANG) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (::kill(child_, 0) == 0 && ::waitpid(child_, &status, WNOHANG) == 0) {
+      ::kill(child_, SIGKILL);
+      ::waitpid(child_, &status, 0);
+    }
+  }
   ::close(listen_fd_);
   ::unlink(path_.c_str());
 }

@@ -2,6 +2,8 @@
 // samples with percentiles, a markdown table, and a tiny Unix-socket peer for the floors.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -67,12 +69,15 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 // Facts printed above every benchmark's tables: the disk the daemon writes to, the load.
 void print_environment(const std::filesystem::path& data_dir, const std::filesystem::path& handoffd);
 
-// A server thread on a Unix socket at `path` that accepts one connection and calls `serve`
-// with its fd until it returns false (or the peer leaves). For ping-pong and sink floors.
+// A server on a Unix socket at `path` that accepts one connection and calls `serve` with its
+// fd until it returns false (or the peer leaves). For ping-pong and sink floors. It runs as a
+// thread of this process, or as a child process (forked: a server as separate from its client
+// as handoffd is, with its own address space; `serve` then works on the child's copy).
 class unix_peer {
  public:
-  unix_peer(std::filesystem::path path, std::function<bool(int fd)> serve);
-  ~unix_peer();  // closes the listening socket and joins
+  enum class runs_as { thread, process };
+  unix_peer(std::filesystem::path path, std::function<bool(int fd)> serve, runs_as how = runs_as::thread);
+  ~unix_peer();  // closes the listening socket and joins the thread or reaps the child
   unix_peer(const unix_peer&) = delete;
   unix_peer& operator=(const unix_peer&) = delete;
   const std::filesystem::path& path() const noexcept { return path_; }
@@ -81,6 +86,7 @@ class unix_peer {
   std::filesystem::path path_;
   int listen_fd_ = -1;
   std::thread thread_;
+  pid_t child_ = -1;
 };
 
 // Blocking helpers on a connected socket fd; they throw std::system_error on failure and
