@@ -41,6 +41,35 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 // Entries of one queue area, sorted.
 std::vector<std::string> area(const fs::path& queue_dir, const char* name) { return names_in(queue_dir / name); }
 
+// A queue on a disk of 64 KiB and at most 64 inodes (so both can run out in a test) that holds
+// one 20 KiB text as a file (`fits`); nothing when the test may not mount such a disk.
+struct full_disk_queue {
+  full_disk_queue() {
+    if (small.mount.mounted()) q.emplace(dir, options).queue.put(make_completion("p", "first"), fits);
+  }
+  small_disk small{"size=64k,nr_inodes=64"};
+  const fs::path dir = small.queue;
+  const fs::path segment = dir / "journal" / "0000000000000001.log";
+  const queue_options options{.file_text_bytes = 16 * 1024};
+  const std::string fits = std::string(20 * 1024, 'a');
+  std::optional<opened_queue> q;
+};
+
+// Once there is room again the queue takes a completion, and after a restart it holds the
+// texts it held before (`held`, in order) and then that one. Closes `q`.
+void goes_on_after_full_disk(std::optional<opened_queue>& q, const fs::path& dir, const queue_options& options,
+                             const std::vector<std::string>& held) {
+  const auto later = q->queue.put(make_completion("p", "later"), "later text").held;
+  q.reset();
+  opened_queue again(dir, options);
+  INFO(joined(again.problems));
+  CHECK(again.problems.empty());
+  REQUIRE(again.state.results.size() == held.size() + 1);
+  for (std::size_t i = 0; i < held.size(); ++i) CHECK(again.queue.open_text(again.state.results[i]).view() == held[i]);
+  check_same(again.state.results.back(), later);
+  CHECK(again.queue.open_text(again.state.results.back()).view() == "later text");
+}
+
 // Inodes of the files with no name in `dir` that this process holds open (O_TMPFILE: the fd's
 // link reads "<dir>/#<inode> (deleted)").
 std::vector<ino_t> unnamed_files_in(const fs::path& dir) {
@@ -533,17 +562,8 @@ TEST_CASE("concurrent puts get unique seqs and all survive a restart") {
   CHECK(area(dir, "texts").size() == 3);
 }
 
-TEST_CASE("a full disk: put throws queue_error and leaves nothing half-written") {
-  // 64 KiB of data and at most 64 inodes, so both can run out in a test.
-  small_disk small("size=64k,nr_inodes=64");
+TEST_CASE_FIXTURE(full_disk_queue, "a full disk: put throws queue_error and leaves nothing half-written") {
   if (!small.usable()) return;
-  const fs::path& dir = small.queue;
-  const fs::path segment = dir / "journal" / "0000000000000001.log";
-  const queue_options options{.file_text_bytes = 16 * 1024};
-  const std::string fits(20 * 1024, 'a');
-  const completion first = make_completion("p", "first");
-  std::optional<opened_queue> q(std::in_place, dir, options);
-  q->queue.put(first, fits);
   const std::size_t journal_bytes = size_of(segment);
 
   SUBCASE("a text file does not fit") {
@@ -561,30 +581,13 @@ TEST_CASE("a full disk: put throws queue_error and leaves nothing half-written")
   CHECK(area(dir, "texts") == std::vector<std::string>{text_name(fits)});
   CHECK(area(dir, "done").empty());
   CHECK(q->queue.statistics().results == 1);
-  // The queue goes on once there is room again.
-  const auto later = q->queue.put(make_completion("p", "later"), "later text").held;
-  q.reset();
-
-  opened_queue again(dir, options);
-  INFO(joined(again.problems));
-  CHECK(again.problems.empty());
-  REQUIRE(again.state.results.size() == 2);
-  CHECK(again.state.results[0].info.child_id == "first");
-  CHECK(again.queue.open_text(again.state.results[0]).view() == fits);
-  check_same(again.state.results[1], later);
-  CHECK(again.queue.open_text(again.state.results[1]).view() == "later text");
+  goes_on_after_full_disk(q, dir, options, {fits});
 }
 
-TEST_CASE("a full disk: with no inode left, the file opened ahead takes one text and the next is refused") {
-  small_disk small("size=64k,nr_inodes=64");
+TEST_CASE_FIXTURE(full_disk_queue,
+                  "a full disk: with no inode left, the file opened ahead takes one text and the next is refused") {
   if (!small.usable()) return;
-  const fs::path& dir = small.queue;
-  const fs::path segment = dir / "journal" / "0000000000000001.log";
-  const queue_options options{.file_text_bytes = 16 * 1024};
-  const std::string fits(20 * 1024, 'a');
   const std::string taken(17 * 1024, 't');
-  std::optional<opened_queue> q(std::in_place, dir, options);
-  q->queue.put(make_completion("p", "first"), fits);
   REQUIRE(unnamed_files_after(dir / "texts", {}).size() == 1);  // the writer's spare, opened after
 
   const std::vector<fs::path> fillers = take_all_inodes(small.at);
@@ -599,15 +602,7 @@ TEST_CASE("a full disk: with no inode left, the file opened ahead takes one text
   CHECK(size_of(segment) == journal_bytes);
   CHECK(area(dir, "texts") == sorted({text_name(fits), text_name(taken)}));
   CHECK(q->queue.statistics().results == 2);
-  const auto later = q->queue.put(make_completion("p", "later"), "later text").held;
-  q.reset();
-
-  opened_queue again(dir, options);
-  INFO(joined(again.problems));
-  CHECK(again.problems.empty());
-  REQUIRE(again.state.results.size() == 3);
-  CHECK(again.queue.open_text(again.state.results[1]).view() == taken);
-  check_same(again.state.results[2], later);
+  goes_on_after_full_disk(q, dir, options, {fits, taken});
 }
 
 TEST_CASE("a full disk: a retirement the journal refuses stays held and comes back after a restart") {
