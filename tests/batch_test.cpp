@@ -219,7 +219,7 @@ TEST_CASE("seed smoke: 36,997 B / 422 lines alone under the 16 KiB wait cap") {
   CHECK(b.text.rfind("Subagent c1 \"420 numbered lines\" finished.\n\nBEGIN long\n", 0) == 0);
 }
 
-TEST_CASE("a shape the queue measured is used as is; one of another byte count is measured again") {
+TEST_CASE("a shape the queue measured is used as is, and one of another byte count is measured again") {
   temp_store ts;
   const std::string text = seed_text(36'997, 422, "shape");
   batch_input in;
