@@ -43,10 +43,10 @@ namespace {
 struct settings {
   std::filesystem::path handoffd = hb::default_handoffd();
   std::filesystem::path dir;          // where the daemon's store and queue go
-  std::size_t small_rounds = 2000;    // round trips of each small request and its ping-pong
+  std::size_t small_rounds = 2000;    // counted round trips of each small request and each ping-pong
   std::size_t rounds = 200;           // completed + wait rounds of 4 KiB and 37 KiB
   std::size_t large_rounds = 60;      // of 1 MiB
-  std::size_t warmup = 5;             // rounds run first and not counted
+  std::size_t warmup = 5;             // completed + wait rounds run first and not counted
   std::optional<int> pin_cpu;         // small requests: every thread involved on this one CPU
 };
 
@@ -142,7 +142,7 @@ class raw_pair {
         daemon.dir() / ("process-" + peer_name),
         [this](int peer) {
           std::string line;
-          if (!hb::read_line(peer, peer_buffer_, line)) return false;
+          if (!hb::read_line(peer, process_buffer_, line)) return false;
           hb::write_all(peer, reply_);
           return true;
         },
@@ -180,7 +180,8 @@ class raw_pair {
   int process_fd_ = -1;
   std::string daemon_buffer_, client_buffer_, polling_client_buffer_, process_client_buffer_;
   std::string peer_buffer_;     // the peer thread's alone
-  std::string polling_buffer_;  // the polling peer thread's alone
+  std::string polling_buffer_;  // the polling peer process's (its copy) alone
+  std::string process_buffer_;  // the peer process's (its copy) alone
   std::optional<hb::unix_peer> peer_;
   std::optional<hb::unix_peer> polling_peer_;
   std::optional<hb::unix_peer> process_peer_;
@@ -199,28 +200,43 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
 
   hb::samples status_daemon, status_peer, status_polling, status_process, via_library, started_daemon, started_peer,
       started_polling, started_process;
-  // Each iteration runs the seven cases in a new order (a fixed-seed shuffle, the same every run),
-  // so that no case always comes right after the same one: what ran just before (the daemon
-  // polling or asleep, which thread last ran on which vCPU) moves a round by microseconds here.
-  const std::array<std::function<void(bool)>, 9> cases = {
-      [&](bool counted) { const auto d = status.process_peer_round(); if (counted) status_process.add(d); },
-      [&](bool counted) { const auto d = started.process_peer_round(); if (counted) started_process.add(d); },
-      [&](bool counted) { const auto d = status.daemon_round(); if (counted) status_daemon.add(d); },
-      [&](bool counted) { const auto d = status.peer_round(); if (counted) status_peer.add(d); },
-      [&](bool counted) { const auto d = status.polling_peer_round(); if (counted) status_polling.add(d); },
-      [&](bool counted) { const auto d = hb::time_once([&] { lib.daemon_status(); }); if (counted) via_library.add(d); },
-      [&](bool counted) { const auto d = started.daemon_round(); if (counted) started_daemon.add(d); },
-      [&](bool counted) { const auto d = started.peer_round(); if (counted) started_peer.add(d); },
-      [&](bool counted) { const auto d = started.polling_peer_round(); if (counted) started_polling.add(d); },
+  // The first round trip of each block, after the pause: everyone asleep, as for a lone request.
+  hb::samples status_daemon_first, status_peer_first, started_daemon_first, started_peer_first;
+  enum class sample { skip, first, steady };
+  auto into = [](hb::samples& steady, hb::samples* first) {
+    return [&steady, first](sample kind, hb::bench_clock::duration d) {
+      if (kind == sample::steady) steady.add(d);
+      if (kind == sample::first && first != nullptr) first->add(d);
+    };
   };
-  // In blocks: each case runs `block_rounds` round trips in a row, the first `block_warmup` not
-  // counted, after a pause longer than any polling window, so that every thread that polls (the
-  // daemon, the polling peers) has gone to sleep and no case runs while another's thread still
-  // occupies a vCPU. Rounds interleaved one by one measured that interplay instead: the daemon
-  // polling on one vCPU made the floor's two threads share the other (12-15 us), while the same
-  // ping-pong alone, both vCPUs idle, takes 36-52 us on this project's VM; with the polling peers
-  // added to that interleave the floor moved to 28-47 us. Blocks in a new order each time (a
-  // fixed-seed shuffle) keep the load of the minute the same for every case.
+  const auto status_daemon_add = into(status_daemon, &status_daemon_first);
+  const auto status_peer_add = into(status_peer, &status_peer_first);
+  const auto started_daemon_add = into(started_daemon, &started_daemon_first);
+  const auto started_peer_add = into(started_peer, &started_peer_first);
+  const auto status_polling_add = into(status_polling, nullptr);
+  const auto status_process_add = into(status_process, nullptr);
+  const auto via_library_add = into(via_library, nullptr);
+  const auto started_polling_add = into(started_polling, nullptr);
+  const auto started_process_add = into(started_process, nullptr);
+  const std::array<std::function<void(sample)>, 9> cases = {
+      [&](sample k) { status_daemon_add(k, status.daemon_round()); },
+      [&](sample k) { status_peer_add(k, status.peer_round()); },
+      [&](sample k) { status_process_add(k, status.process_peer_round()); },
+      [&](sample k) { status_polling_add(k, status.polling_peer_round()); },
+      [&](sample k) { via_library_add(k, hb::time_once([&] { lib.daemon_status(); })); },
+      [&](sample k) { started_daemon_add(k, started.daemon_round()); },
+      [&](sample k) { started_peer_add(k, started.peer_round()); },
+      [&](sample k) { started_process_add(k, started.process_peer_round()); },
+      [&](sample k) { started_polling_add(k, started.polling_peer_round()); },
+  };
+  // In blocks: each case runs `block_rounds` round trips in a row after a pause longer than any
+  // polling window, so that every thread that polls (the daemon, the polling peers) has gone to
+  // sleep and no case runs while another's thread still occupies a vCPU; the first round trip
+  // of a block is kept apart (a request that finds everyone asleep), the next `block_warmup` - 1
+  // are not counted. Rounds interleaved one by one measured that interplay instead: the daemon
+  // polling on one vCPU made the floor's two threads share the other (12-15 us), and with the
+  // polling peers added to that interleave the floor moved to 28-47 us. Blocks in a new order
+  // each time (a fixed-seed shuffle) keep the load of the minute the same for every case.
   std::array<std::size_t, cases.size()> order{0, 1, 2, 3, 4, 5, 6, 7, 8};
   std::mt19937 shuffler(13);
   const std::size_t blocks = (s.small_rounds + block_rounds - block_warmup - 1) / (block_rounds - block_warmup);
@@ -228,7 +244,8 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
     std::shuffle(order.begin(), order.end(), shuffler);
     for (const std::size_t k : order) {
       std::this_thread::sleep_for(block_pause);
-      for (std::size_t i = 0; i < block_rounds; ++i) cases[k](b > 0 && i >= block_warmup);
+      for (std::size_t i = 0; i < block_rounds; ++i)
+        cases[k](b == 0 ? sample::skip : i == 0 ? sample::first : i < block_warmup ? sample::skip : sample::steady);
     }
   }
 
@@ -238,13 +255,15 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
                "`subagent/started`: request "
             << started.request_bytes() << " B, reply " << started.reply_bytes()
             << " B (the ledger only). Both are answered on the I/O thread as the frame is read and "
-               "written at once (no coroutine, no pool, no writer wake-up). Each ping-pong peer is a "
-               "thread that reads the same line and writes the daemon's reply: the floor sleeps in read() "
-               "between messages; the polling peer waits as handoffd's I/O thread does (polls for 100 us "
-               "after a message, then sleeps). Each case runs in blocks of "
-            << block_rounds << " round trips (the first " << block_warmup
-            << " not counted), each block after a 500 us pause in which every polling thread goes to sleep; "
-               "blocks of all cases interleaved.";
+               "written at once (no coroutine, no pool, no writer wake-up). Each ping-pong peer reads the "
+               "same line and writes the daemon's reply: the floor is a thread of this process that sleeps in "
+               "read() between messages, the peer process the same in a process of its own, the polling peer "
+               "process waits as handoffd's I/O thread does (polls for 100 us after a message, then sleeps). "
+               "Each case runs in blocks of "
+            << block_rounds << " round trips, each block after a 500 us pause in which every polling thread "
+            << "goes to sleep; blocks of all cases interleaved. The first round trip of a block (everyone "
+               "asleep) is shown apart, the next "
+            << block_warmup - 1 << " not counted.";
   if (s.pin_cpu)
     std::cout << " Pinned (--pin-cpu " << *s.pin_cpu
               << "): this process, the peers and handoffd's I/O thread all on that one CPU.";
@@ -266,6 +285,16 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
        row("ping-pong, `subagent/started` sizes, peer process", started_process, started_peer, started_polling, ""),
        row("ping-pong, `subagent/started` sizes, polling peer process", started_polling, started_peer, started_polling, ""),
        row("`subagent/started`, raw socket client", started_daemon, started_peer, started_polling, "<= 2x the floor")});
+  std::cout << "\nThe first round trip of each block, after the pause (a request that finds the daemon asleep):\n\n";
+  auto first_row = [](const std::string& name, const hb::samples& x, const hb::samples& floor) {
+    return std::vector<std::string>{name, std::to_string(x.size()), hb::format_us(x.p50()), hb::format_us(x.p99()),
+                                    hb::format_ratio(x.p50() / floor.p50())};
+  };
+  hb::print_table({"case", "rounds", "p50", "p99", "p50 / ping-pong (floor)"},
+                  {first_row("ping-pong, `daemon/status` sizes (floor)", status_peer_first, status_peer_first),
+                   first_row("`daemon/status`, raw socket client", status_daemon_first, status_peer_first),
+                   first_row("ping-pong, `subagent/started` sizes (floor)", started_peer_first, started_peer_first),
+                   first_row("`subagent/started`, raw socket client", started_daemon_first, started_peer_first)});
 }
 
 // ---- 2. one result through completed + wait, and its floor ----------------------------------
@@ -439,7 +468,8 @@ int main(int argc, char** argv) {
   app.add_option("--large-rounds", s.large_rounds, "completed+wait rounds of 1 MiB")->capture_default_str();
   app.add_option("--pin-cpu", s.pin_cpu,
                  "Small requests only: run this process, its ping-pong peers and handoffd's I/O thread on this "
-                 "one CPU (the same placement for every case)");
+                 "one CPU (the same placement for every case)")
+      ->check(CLI::Range(0, CPU_SETSIZE - 1));
   CLI11_PARSE(app, argc, argv);
 
   try {

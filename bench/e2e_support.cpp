@@ -255,6 +255,11 @@ unix_peer::unix_peer(std::filesystem::path path, std::function<bool(int fd)> ser
     throw std::system_error(e, std::generic_category(), "fork");
   }
   if (child_ == 0) {
+    // Only the listening socket: the parent's other sockets (the daemon's, other peers') must
+    // close when the parent closes them, not live on here.
+    const auto keep = static_cast<unsigned>(listen_fd_);
+    if (keep > 3) ::close_range(3, keep - 1, 0);
+    ::close_range(keep + 1, ~0U, 0);
     run();
     ::_exit(0);
   }
@@ -266,11 +271,16 @@ unix_peer::~unix_peer() {
   if (child_ > 0) {
     // The child leaves once its client has closed the connection; one that does not is killed.
     int status = 0;
-    for (int i = 0; i < 1000 && ::waitpid(child_, &status, WNOHANG) == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (::kill(child_, 0) == 0 && ::waitpid(child_, &status, WNOHANG) == 0) {
+    pid_t reaped = 0;
+    for (int i = 0; i < 1000 && reaped == 0; ++i) {
+      reaped = ::waitpid(child_, &status, WNOHANG);
+      if (reaped < 0 && errno == EINTR) reaped = 0;
+      if (reaped == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (reaped == 0) {
       ::kill(child_, SIGKILL);
-      ::waitpid(child_, &status, 0);
+      while (::waitpid(child_, &status, 0) < 0 && errno == EINTR) {
+      }
     }
   }
   ::close(listen_fd_);

@@ -74,9 +74,10 @@ std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion&
   ch->what = change::kind::put;
   ch->key = completion_key(c.parent_id, c.child_id);
   ch->place = text.size() >= options_.file_text_bytes ? text_place::in_file : text_place::in_journal;
+  check_storable(held_result{0, c, {}, {}, 0});  // refuses non-UTF-8 before anything is written
   const auto look_at = [text] { return std::pair{sha256_hex(text), measure(text)}; };
   std::pair<std::string, text_shape> seen;
-  if (ch->place == text_place::in_file) {
+  if (ch->place == text_place::in_file && !known_already(ch->key)) {
     // A text of its own file: the file's name needs the hash, its bytes do not, so they are
     // written and synced (this thread) while the hash is computed and the lines counted
     // (another): for 1 MiB that hides the 0.6 ms of SHA-256 behind the write and its fsync
@@ -95,8 +96,15 @@ std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion&
   }
   ch->held = held_result{0, c, std::move(seen.first), seen.second, unix_ms_now()};
   ch->text = text;
-  check_storable(ch->held);  // refuses non-UTF-8 before anything is queued
   return ch;
+}
+
+// A resend (held, being put, or delivered already) is answered from memory, or written by the
+// writer once the first put is settled: its text is not written ahead, which would cost a write,
+// an fsync and the spare file for nothing.
+bool pending_queue::known_already(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  return by_key_.contains(key) || putting_.contains(key) || find_tombstone(key).has_value();
 }
 
 std::optional<unique_fd> pending_queue::take_spare_text() {
@@ -107,7 +115,8 @@ std::optional<unique_fd> pending_queue::take_spare_text() {
 void pending_queue::keep_spare_text() {
   {
     std::lock_guard lock(mutex_);
-    if (spare_text_ || stopping_) return;
+    // Changes are waiting: they go first (the next group's end tries again).
+    if (spare_text_ || stopping_ || !submitted_.empty()) return;
   }
   std::optional<unique_fd> spare = texts_.open_unnamed();  // nullopt: a put opens its own
   std::lock_guard lock(mutex_);

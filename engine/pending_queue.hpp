@@ -182,6 +182,7 @@ class pending_queue {
   // when none is held, so that its put need not create an inode first.
   void keep_spare_text();
   std::optional<unique_fd> take_spare_text();
+  bool known_already(const std::string& key) const;
   void compact();
   bool write_mark();
   bool refile_tombstones();

@@ -130,7 +130,9 @@ projection project(std::string_view text, const projection_limits& limits,
 projection project(std::string_view text, const projection_limits& limits, const artifact_ref& artifact,
                    text_shape total) {
   projection result;
-  result.total = total.bytes == text.size() ? total : measure(text);
+  // A text of n bytes has 1 to n + 1 lines; a shape outside that is not this text's.
+  const bool plausible = total.bytes == text.size() && total.lines >= 1 && total.lines <= total.bytes + 1;
+  result.total = plausible ? total : measure(text);
   if (within(result.total, limits)) {
     result.text = text;
     result.head_lines = result.total.lines;
@@ -150,6 +152,13 @@ projection project(std::string_view text, const projection_limits& limits, const
   }
   const body_budget budget{limits.max_bytes - notices.bytes, limits.max_lines - notices.lines};
   const body_cut cut = cut_body(text, result.total.lines, budget, limits.head_share);
+  // The caller's line count is trusted, not checked (that would take the scan it saves); one
+  // that leaves the head and the tail overlapping cannot be this text's: count after all.
+  if (cut.head_end > cut.tail_start || cut.head_lines + cut.tail_lines > result.total.lines) {
+    const text_shape measured = measure(text);
+    if (measured.lines == result.total.lines) throw std::logic_error("project: the head and the tail overlap");
+    return project(text, limits, artifact, measured);
+  }
 
   result.truncated = true;
   result.head_lines = cut.head_lines;

@@ -50,9 +50,10 @@ bool fits(text_shape total, const projection_limits& limits) noexcept;
 projection project(std::string_view text, const projection_limits& limits,
                    const artifact_ref& artifact);
 // The same for a text whose shape is already known (`total` must be measure(text): the queue
-// measured it when it took the text). A cut then reads only the head, the tail and what lies
-// near the cuts, so a large text held in a mapped file is not paged in whole; a `total` whose
-// byte count is not text.size() is not trusted, and the text is measured.
+// measured it when it took the text). A cut then usually reads only the head, the tail and what
+// lies near the cuts, so a large text held in a mapped file is not paged in whole. A `total`
+// that cannot be the text's (another byte count, more lines than bytes + 1, a line count that
+// makes the head and the tail overlap) is not used: the text is measured.
 projection project(std::string_view text, const projection_limits& limits, const artifact_ref& artifact,
                    text_shape total);
 

@@ -29,7 +29,7 @@ std::string fast(const json& v) {
 TEST_CASE("json dump: the same bytes as nlohmann for every kind of value") {
   const json values[] = {
       nullptr, true, false, 0, -1, 42u, std::numeric_limits<std::int64_t>::min(),
-      std::numeric_limits<std::uint64_t>::max(), 24.1, -0.0, 1e300, 5e-324, 0.1,
+      std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::uint64_t>::max(), 24.1, -0.0, 1e300, 5e-324, 0.1,
       std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), "", "plain",
       "\"quoted\" \\ / \b\f\n\r\t \x01\x1f\x7f", std::string("nul \0 inside", 12),
       "\xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x98\x80 \xc3\xa9 \xed\x9f\xbf \xf4\x8f\xbf\xbf", json::object(), json::array(),

@@ -95,6 +95,22 @@ TEST_CASE("a text within both limits comes back byte for byte") {
   }
 }
 
+TEST_CASE("a given shape that cannot be the text's is not used") {
+  std::string text;
+  for (int i = 0; i < 10; ++i) text += "line " + std::to_string(i) + "\n";
+  const projection_limits limits{16384, 600, 0.75};
+  // Another byte count, or more lines than bytes + 1: measured, so the text fits as it is.
+  CHECK(project(text, limits, artifact_ref{}, {text.size() + 1, 5000}).text == text);
+  CHECK(project(text, limits, artifact_ref{}, {text.size(), text.size() + 2}).text == text);
+  // A plausible count it does not have, over the line cap (50 lines in its 70 bytes, against
+  // 20): a cut of its 11 real lines would need head and tail to overlap, so the text is counted
+  // after all and comes back whole.
+  const projection p = project(text, {16384, 20, 0.75}, artifact_ref{}, {text.size(), 50});
+  CHECK_FALSE(p.truncated);
+  CHECK(p.text == text);
+  CHECK(p.total.lines == 11);
+}
+
 TEST_CASE("exactly at the limits is verbatim, one byte or one line over is cut") {
   const std::string at_limit = numbered_lines(9, 99) + std::string(99, 'z');  // 10 lines, 999 B
   REQUIRE(at_limit.size() == 999);

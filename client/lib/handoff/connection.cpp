@@ -52,6 +52,7 @@ void check_text(std::string_view method, std::string_view text) {
   } catch (const nlohmann::json::type_error& e) {
     refuse_not_utf8(method, e);
   }
+  throw std::logic_error(std::string(method) + ": valid_utf8 refused a text that nlohmann accepts");
 }
 
 // Writes into `out` rpc::make_request / make_notification's wire form up to where the value of
@@ -304,7 +305,10 @@ void connection::write_text_frame(std::string_view head, std::string_view text, 
     if (end < text.size()) end = utf8_floor(text, end);
     piece_.clear();
     if (at == 0) piece_ += '"';
-    (void)rpc::append_json_escaped(piece_, text.substr(at, end - at));  // valid: checked before
+    // Checked before the first byte was sent: a refusal here is a bug, and leaves the frame cut
+    // short (the daemon waits for its end until its frame timeout).
+    if (!rpc::append_json_escaped(piece_, text.substr(at, end - at)))
+      throw std::logic_error("write_text_frame: a piece of a checked text was refused");
     at = end;
     if (at == text.size()) {
       piece_ += '"';
