@@ -130,8 +130,8 @@ nlohmann::json connection::call_with_text(std::string_view method, const nlohman
   bool cancel_sent = false;
   const bool in_pieces = text && text->value.size() >= stream_text_bytes;
   if (in_pieces) {
+    message_head(request_, id, method, params, text->key);  // the params' errors first, as below
     check_text(method, text->value);  // all of it, before the first byte is sent
-    message_head(request_, id, method, params, text->key);
   } else {
     strict_message(request_, id, method, params, text);
   }
