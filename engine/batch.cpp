@@ -148,8 +148,7 @@ batch build_batch(std::span<const batch_input> inputs, const batch_options& opti
   shapes.reserve(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     headers.push_back(section_header(inputs[i]));
-    const std::optional<text_shape>& known = inputs[i].shape;
-    const text_shape shape = known && known->bytes == inputs[i].final_text.size() ? *known : measure(inputs[i].final_text);
+    const text_shape shape = measure(inputs[i].final_text, inputs[i].shape);
     shapes.push_back(shape);
     // Admission keeps a prefix, so every input but the first is preceded by a separator.
     const std::size_t separator = i == 0 ? 0 : section_separator.size();

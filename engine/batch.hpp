@@ -35,7 +35,8 @@ struct batch_input {
   // copying (artifact_store::save); nullopt: the artifact is written from final_text.
   std::optional<text_file> file;
   // The text's shape when already known (the queue measured it when it took the text): a cut
-  // then reads only the pages near the cuts instead of counting every line again.
+  // then reads only the pages near the cuts instead of counting every line again. One that
+  // cannot be the text's is not used (measure(text, known) in text_shape.hpp).
   std::optional<text_shape> shape;
 };
 

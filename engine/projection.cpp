@@ -130,9 +130,7 @@ projection project(std::string_view text, const projection_limits& limits,
 projection project(std::string_view text, const projection_limits& limits, const artifact_ref& artifact,
                    text_shape total) {
   projection result;
-  // A text of n bytes has 1 to n + 1 lines; a shape outside that is not this text's.
-  const bool plausible = total.bytes == text.size() && total.lines >= 1 && total.lines <= total.bytes + 1;
-  result.total = plausible ? total : measure(text);
+  result.total = measure(text, total);
   if (within(result.total, limits)) {
     result.text = text;
     result.head_lines = result.total.lines;

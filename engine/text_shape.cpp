@@ -54,4 +54,9 @@ text_shape measure(std::string_view text) noexcept {
   return text_shape{text.size(), count_newlines(text) + 1};
 }
 
+text_shape measure(std::string_view text, std::optional<text_shape> known) noexcept {
+  const bool plausible = known && known->bytes == text.size() && known->lines >= 1 && known->lines <= known->bytes + 1;
+  return plausible ? *known : measure(text);
+}
+
 }  // namespace handoff

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 namespace handoff {
@@ -13,5 +14,10 @@ struct text_shape {
 
 // Scans with memchr; linear, no allocation.
 text_shape measure(std::string_view text) noexcept;
+
+// `known` when it can be the shape of `text` (its byte count, and 1 to bytes + 1 lines), else
+// measure(text). For a shape recorded earlier (the queue's): the lines are taken on trust, which
+// saves the scan; only a shape that cannot be this text's is measured again.
+text_shape measure(std::string_view text, std::optional<text_shape> known) noexcept;
 
 }  // namespace handoff
