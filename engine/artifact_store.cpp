@@ -224,14 +224,9 @@ artifact_ref artifact_store::save(std::string_view text, std::string_view sha256
 }
 
 std::optional<unique_fd> artifact_store::write_unnamed(std::string_view text) const {
-  std::string why;
-  const std::shared_ptr<const opened> dir = directory(why);
-  if (!dir) return std::nullopt;
-  try {
-    return handoff::write_unnamed(dir->fd.get(), text, "the " + kind_);
-  } catch (const fs_error&) {
-    return std::nullopt;  // save() writes the text itself, and reports why that fails
-  }
+  std::optional<unique_fd> file = open_unnamed();
+  if (!file) return std::nullopt;
+  return write_unnamed(text, std::move(*file));
 }
 
 std::optional<unique_fd> artifact_store::open_unnamed() const {
@@ -241,19 +236,19 @@ std::optional<unique_fd> artifact_store::open_unnamed() const {
   try {
     return handoff::open_unnamed(dir->fd.get(), "the " + kind_);
   } catch (const fs_error&) {
-    return std::nullopt;  // write_unnamed(text) tries again, and save() reports what fails
+    return std::nullopt;  // save() writes the text itself, and reports why that fails
   }
 }
 
 std::optional<unique_fd> artifact_store::write_unnamed(std::string_view text, unique_fd spare) const {
   std::string why;
-  // The same check as write_unnamed(text): a directory moved since is refused, spare and all.
+  // Checked again at the write: a spare made ahead is refused with a directory moved since.
   if (!directory(why)) return std::nullopt;
   try {
     fill_unnamed(spare.get(), text, "the " + kind_);
     return spare;
   } catch (const fs_error&) {
-    return std::nullopt;
+    return std::nullopt;  // save() writes the text itself, and reports why that fails
   }
 }
 

@@ -138,10 +138,6 @@ void fill_unnamed(int fd, std::string_view bytes, std::string_view what) {
   fill(fd, bytes, what, when_synced::before_return);
 }
 
-std::optional<unique_fd> write_unnamed(int dir_fd, std::string_view bytes, std::string_view what) {
-  return filled_unnamed(dir_fd, bytes, what, when_synced::before_return);
-}
-
 bool write_file_atomically(int dir_fd, const std::string& name, std::string_view bytes,
                            publish_mode mode, std::string_view what, temp_method method,
                            when_synced sync) {

@@ -41,17 +41,14 @@ bool write_file_atomically(int dir_fd, const std::string& name, std::string_view
                            temp_method method = temp_method::automatic,
                            when_synced sync = when_synced::before_return);
 
-// A file with no name yet in the directory open at `dir_fd` (O_TMPFILE), holding `bytes`, mode
-// 0600, fsynced: written before its name is known (a content-addressed text while its hash is
-// computed) and published later by linking the fd (link_open_file), after which only the
-// directory needs a sync. A crash before that leaves nothing. nullopt where the filesystem has
-// no O_TMPFILE; throws fs_error when the write or sync fails.
-std::optional<unique_fd> write_unnamed(int dir_fd, std::string_view bytes, std::string_view what);
-
-// write_unnamed in two steps, so that the file can be made ahead of its bytes (creating an inode
-// costs 50-200 µs on ext4, more while many were freed recently): an empty file with no name in
-// the directory open at `dir_fd`, mode 0600, or nullopt where the filesystem has no O_TMPFILE
-// (throws fs_error otherwise); then `bytes` written into it and fsynced (throws fs_error).
+// A file with no name yet (O_TMPFILE), written before its name is known (a content-addressed
+// text while its hash is computed) and published later by linking the fd (link_open_file), after
+// which only the directory needs a sync; a crash before that leaves nothing. In two steps, so
+// that the file can be made ahead of its bytes (creating an inode costs 50-200 µs on ext4, more
+// while many were freed recently):
+// - open_unnamed: an empty such file in the directory open at `dir_fd`, mode 0600, or nullopt
+//   where the filesystem has no O_TMPFILE; throws fs_error otherwise;
+// - fill_unnamed: `bytes` written into it and fsynced; throws fs_error.
 std::optional<unique_fd> open_unnamed(int dir_fd, std::string_view what);
 void fill_unnamed(int fd, std::string_view bytes, std::string_view what);
 

@@ -11,8 +11,9 @@ namespace handoff {
 struct text_file {
   int dir_fd = -1;   // the directory holding it; must stay open while save() runs
   std::string name;  // one path component inside dir_fd (never followed if a symlink)
-  // Or, when not -1: an open file with no name holding the text, fsynced (write_unnamed in
-  // atomic_file.hpp, artifact_store::write_unnamed); dir_fd and name are then unused.
+  // Or, when not -1: an open file with no name holding the text, fsynced (open_unnamed and
+  // fill_unnamed in atomic_file.hpp, artifact_store::write_unnamed); dir_fd and name are then
+  // unused.
   int fd = -1;
 };
 
