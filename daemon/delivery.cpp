@@ -2,6 +2,7 @@
 // usage, project one batch under the auto-delivery caps, record it durably, send parent/deliver,
 // and drop the results only when the client acknowledged it. Unacknowledged deliveries are
 // resent unchanged (same deliveryId) whenever the parent's endpoint comes back.
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -201,23 +202,37 @@ batch_options service::options_for(const surface_caps& caps) const {
 }
 
 asio::awaitable<service::built_batch> service::build(std::vector<held_result> results_param,
-                                                      batch_options options_param) {
+                                                      batch_options options_param,
+                                                      std::vector<held_result> companions_param) {
   // Parameters copied into locals before any lambda touches them (see offload.hpp).
   const std::vector<held_result> results = std::move(results_param);
+  const std::vector<held_result> companions = std::move(companions_param);
   const batch_options options = options_param;
-  auto work = [this, &results, &options] {
+  auto work = [this, &results, &companions, &options] {
+    // One list in completion order: the results to project and the companions beside them.
+    std::vector<const held_result*> order;
+    for (const auto& r : results) order.push_back(&r);
+    for (const auto& r : companions) order.push_back(&r);
+    std::stable_sort(order.begin(), order.end(), [](const held_result* a, const held_result* b) { return a->seq < b->seq; });
     std::vector<mapped_file> texts;
     std::vector<batch_input> inputs;
     texts.reserve(results.size());
-    inputs.reserve(results.size());
-    for (const auto& r : results) {
-      texts.push_back(queue_.open_text(r));
-      inputs.push_back(batch_input{r.info.child_id, r.info.title, r.info.status, r.info.error,
-                                   texts.back().view(), r.sha256, queue_.linkable_text(r), r.shape});  // a large text's artifact links the queue's file
+    inputs.reserve(order.size());
+    for (const held_result* r : order) {
+      const bool companion = r < results.data() || r >= results.data() + results.size();
+      if (companion) {
+        batch_input in{r->info.child_id, r->info.title, r->info.status, r->info.error, {}, r->sha256, std::nullopt, r->shape};
+        in.companion = true;
+        inputs.push_back(std::move(in));
+        continue;
+      }
+      texts.push_back(queue_.open_text(*r));
+      inputs.push_back(batch_input{r->info.child_id, r->info.title, r->info.status, r->info.error,
+                                   texts.back().view(), r->sha256, queue_.linkable_text(*r), r->shape});  // a large text's artifact links the queue's file
     }
     built_batch out{build_batch(inputs, options, &store_), {}};
     for (const auto& s : out.b.sections) {
-      out.admitted_seqs.push_back(results[s.input_index].seq);
+      out.admitted_seqs.push_back(order[s.input_index]->seq);
       if (s.artifact && !s.artifact->link_error.empty()) note_artifact_copied(*s.artifact);
     }
     return out;

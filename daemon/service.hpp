@@ -124,6 +124,8 @@ class service final : public message_sink {
   asio::awaitable<bool> sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p,
                                             const nlohmann::json& request_id);
   void on_wait_written(reservation& taken, bool written);
+  bool any_running(const std::string& parent_id, const std::vector<std::string>& child_ids) const;
+  std::vector<held_result> companions_of(const std::string& parent_id, const std::vector<std::string>& siblings) const;
 
   // Auto-delivery (delivery.cpp).
   void schedule_flush(const std::string& parent_id, bool immediately = false);
@@ -140,7 +142,9 @@ class service final : public message_sink {
     batch b;
     std::vector<std::uint64_t> admitted_seqs;
   };
-  asio::awaitable<built_batch> build(std::vector<held_result> results, batch_options options);
+  // `companions` share the budget and are not projected (subagent/wait's batchWith).
+  asio::awaitable<built_batch> build(std::vector<held_result> results, batch_options options,
+                                     std::vector<held_result> companions = {});
   batch_options options_for(const surface_caps& caps) const;
   // Logs that a cut result's artifact was copied although the queue's file was offered (the
   // store on another filesystem...): once at info, then at debug. Any thread.

@@ -26,6 +26,14 @@ std::optional<context_usage> from_wire(const std::optional<rpc::usage_dto>& u) {
   return context_usage{u->tokens, u->context_window, u->percent};
 }
 
+// batchWith without the wait's own children: the siblings whose results share its budget.
+std::vector<std::string> siblings_of(const rpc::wait_params& p) {
+  std::vector<std::string> out;
+  for (const auto& id : p.batch_with)
+    if (std::find(p.child_ids.begin(), p.child_ids.end(), id) == p.child_ids.end()) out.push_back(id);
+  return out;
+}
+
 std::string quoted_list(const std::vector<std::string>& ids) {
   std::string list;
   for (const auto& id : ids) list += (list.empty() ? "'" : ", '") + id + "'";
@@ -57,7 +65,10 @@ asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connect
   asio::steady_timer timer(executor);
   const auto deadline = p.timeout_ms ? std::chrono::steady_clock::now() + std::chrono::milliseconds(*p.timeout_ms)
                                      : std::chrono::steady_clock::time_point::max();
-  const watch self = ledger_.watch_children(p.parent_id, p.child_ids, [&timer] { timer.cancel(); });
+  const std::vector<std::string> siblings = siblings_of(p);
+  std::vector<std::string> watched = p.child_ids;
+  watched.insert(watched.end(), siblings.begin(), siblings.end());
+  const watch self = ledger_.watch_children(p.parent_id, watched, [&timer] { timer.cancel(); });
   bool cancelled = false;
   const auto cancellable = conn->on_cancel(request_id, [&] {
     cancelled = true;
@@ -67,7 +78,8 @@ asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connect
     if (cancelled)
       throw rpc_error(errc::request_cancelled, "subagent/wait was cancelled by the client; nothing was taken, "
                                                "its results stay pending");
-    if (stopping_ || !conn->is_open() || ledger_.settled(p.parent_id, p.child_ids)) co_return false;
+    if (stopping_ || !conn->is_open()) co_return false;
+    if (ledger_.settled(p.parent_id, p.child_ids) && !any_running(p.parent_id, siblings)) co_return false;
     if (std::chrono::steady_clock::now() >= deadline) co_return true;
     timer.expires_at(deadline);
     co_await timer.async_wait(as_tuple);
@@ -78,6 +90,7 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   const rpc::wait_params p = std::move(params);
   const json request_id = std::move(request_id_param);
   co_await require_known(p.parent_id, p.child_ids);
+  co_await require_known(p.parent_id, siblings_of(p));
   const bool timed_out = co_await sleep_until_settled(conn, p, request_id);
   if (stopping_) throw rpc_error(errc::shutting_down, "handoffd is shutting down; the results stay queued");
   if (!conn->is_open()) co_return reply{};  // nobody to answer; results stay pending
@@ -93,12 +106,14 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   result.forgotten = std::move(where.forgotten);
 
   batch_options options = options_for(cfg_.wait_caps);
+  options.profile = find_reader_profile(p.reader);  // the decoder admits known names only
   options.usage = from_wire(p.usage);
   if (!options.usage && !taken.empty())
     if (auto endpoint = endpoint_of(p.parent_id); endpoint && endpoint != conn)
       options.usage = co_await ask_usage(endpoint, p.parent_id);
   const std::vector<held_result> held = taken.held();
-  const built_batch built = co_await build(held, options);  // on failure `taken` gives them back
+  const built_batch built = co_await build(held, options, companions_of(p.parent_id, siblings_of(p)));
+  // (on failure `taken` gives them back)
   // Deferred results go back to the pool; admitted ones stay reserved until written.
   taken.keep_only(built.admitted_seqs);
   result.batch = to_wire(built.b);
@@ -109,6 +124,33 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   auto kept = std::make_shared<reservation>(std::move(taken));
   r.on_written = [this, kept](bool written) { on_wait_written(*kept, written); };
   co_return r;
+}
+
+bool service::any_running(const std::string& parent_id, const std::vector<std::string>& child_ids) const {
+  return std::any_of(child_ids.begin(), child_ids.end(), [&](const std::string& id) {
+    const child* c = ledger_.find_child(parent_id, id);
+    return c != nullptr && c->state == child_state::running;
+  });
+}
+
+std::vector<held_result> service::companions_of(const std::string& parent_id,
+                                                const std::vector<std::string>& siblings) const {
+  // What the ledger keeps of each sibling's result once it completed, whether still held or
+  // already taken by its own wait: the same for every wait of the set. A sibling still running
+  // (the wait timed out), cancelled or forgotten shares nothing.
+  std::vector<held_result> out;
+  for (const auto& id : siblings) {
+    const child* c = ledger_.find_child(parent_id, id);
+    if (c == nullptr || !c->final_status || c->state == child_state::cancelled || c->state == child_state::running)
+      continue;
+    held_result h;
+    h.seq = c->final_seq;
+    h.info = completion{parent_id, id, c->title, *c->final_status, c->final_error};
+    h.sha256 = std::string(64, '0');  // only its length counts: the path a footer would name
+    h.shape = text_shape{c->final_bytes, c->final_lines};
+    out.push_back(std::move(h));
+  }
+  return out;
 }
 
 void service::on_wait_written(reservation& taken, bool written) {

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "engine/reader_profile.hpp"
+
 namespace handoff {
 
 struct artifact_ref {
@@ -15,6 +17,8 @@ struct artifact_ref {
   // an absolute path the daemon (or the CLI itself) resolved, or the bare name (then the
   // parent's shell must find it on its PATH).
   std::string reader = "handoff";
+  // The tools the footer's calls are for and the pages they return uncut (Pi's by default).
+  const reader_profile* profile = &pi_reader;
   // Set when the caller offered the text as a file to link and a copy was written (or nothing
   // saved) instead: why the link was not made ("Invalid cross-device link ..."). For logs.
   std::string link_error = {};

@@ -101,14 +101,17 @@ void validate(const batch_options& options) {
 
 }  // namespace
 
-std::size_t least_cut_bytes(text_shape shape, std::string_view artifact_path, std::string_view reader) {
+std::size_t least_cut_bytes(text_shape shape, std::string_view artifact_path, std::string_view reader,
+                            const reader_profile& profile) {
   artifact_ref saved;
+  saved.profile = &profile;
   saved.saved = !artifact_path.empty();
   saved.path = std::string(artifact_path);
   saved.sha256 = std::string(64, '0');
   saved.reader = std::string(reader);
   artifact_ref failed;
   failed.sha256 = saved.sha256;
+  failed.profile = &profile;
   failed.error = std::string(max_notice_reason_bytes, 'x');
   return std::max(min_cut_bytes(shape, saved), min_cut_bytes(shape, failed));
 }
@@ -140,6 +143,15 @@ std::string section_header(const batch_input& in) {
 batch build_batch(std::span<const batch_input> inputs, const batch_options& options,
                   artifact_store* store) {
   validate(options);
+  // A harness that frames each result (reader_profile::frame_bytes, line_indent_bytes): the
+  // frame and the indent of every line a projection may have come out of its per-result cap and
+  // count as wrapper in the batch, so what the model reads stays within both caps.
+  const reader_profile& reader = *options.profile;
+  surface_caps caps = options.caps;
+  const std::size_t frame_most = reader.frame_bytes + reader.line_indent_bytes * caps.max_lines;
+  caps.per_result_bytes = caps.per_result_bytes > frame_most + caps.floor_bytes
+                              ? caps.per_result_bytes - frame_most
+                              : caps.floor_bytes;
   std::vector<std::string> headers;
   std::vector<budget_item> items;
   std::vector<text_shape> shapes;
@@ -148,24 +160,28 @@ batch build_batch(std::span<const batch_input> inputs, const batch_options& opti
   shapes.reserve(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     headers.push_back(section_header(inputs[i]));
-    const text_shape shape = measure(inputs[i].final_text, inputs[i].shape);
+    const text_shape shape = inputs[i].companion && inputs[i].shape ? *inputs[i].shape
+                                                                    : measure(inputs[i].final_text, inputs[i].shape);
     shapes.push_back(shape);
     // Admission keeps a prefix, so every input but the first is preceded by a separator.
     const std::size_t separator = i == 0 ? 0 : section_separator.size();
-    items.push_back({shape.bytes, shape.lines, headers.back().size() + separator,
-                     may_be_cut(shape, options.caps) ? least_cut_bytes(shape, artifact_path(inputs[i], store), options.reader)
+    const std::size_t frame = reader.frame_bytes + reader.line_indent_bytes * std::min(shape.lines, caps.max_lines);
+    items.push_back({shape.bytes, shape.lines, headers.back().size() + separator + frame,
+                     may_be_cut(shape, caps) ? least_cut_bytes(shape, artifact_path(inputs[i], store), options.reader, *options.profile)
                                                      : 0});
   }
-  const allocation alloc = allocate(options.caps, items, options.usage,
+  const allocation alloc = allocate(caps, items, options.usage,
                                     worst_notice_bytes(inputs.size()), options.policy);
 
   batch out;
   out.budget = alloc.report;
-  out.deferred = alloc.deferred;
+  for (const std::size_t i : alloc.deferred)
+    if (!inputs[i].companion) out.deferred.push_back(i);
   out.sections.reserve(alloc.admitted.size());
   for (std::size_t k = 0; k < alloc.admitted.size(); ++k) {
     const std::size_t i = alloc.admitted[k];
     const batch_input& in = inputs[i];
+    if (in.companion) continue;  // another wait projects it, with this same allocation
     const projection_limits limits{alloc.byte_limits[k], alloc.max_lines, options.head_share};
     batch_section section;
     section.child_id = in.child_id;
@@ -178,9 +194,10 @@ batch build_batch(std::span<const batch_input> inputs, const batch_options& opti
     } else {
       section.artifact = keep_full_text(in, store);
       section.artifact->reader = options.reader;
+      section.artifact->profile = options.profile;
       section.proj = project(in.final_text, limits, *section.artifact, shapes[i]);
     }
-    if (k != 0) out.text += section_separator;
+    if (!out.sections.empty()) out.text += section_separator;
     out.text += headers[i];
     out.text += section.proj.text;
     out.sections.push_back(std::move(section));

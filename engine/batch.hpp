@@ -38,6 +38,11 @@ struct batch_input {
   // then reads only the pages near the cuts instead of counting every line again. One that
   // cannot be the text's is not used (measure(text, known) in text_shape.hpp).
   std::optional<text_shape> shape;
+  // A companion shares the batch's budget and is neither projected, saved nor rendered: a
+  // sibling result another wait answers (subagent/wait's batchWith), counted so that every
+  // sibling's wait allocates the same budget over the same results. `shape` must be set; the
+  // text is not read.
+  bool companion = false;
 };
 
 struct batch_section {
@@ -51,8 +56,8 @@ struct batch_section {
 };
 
 struct batch {
-  std::vector<batch_section> sections;  // admitted, completion order
-  std::vector<std::size_t> deferred;    // input indices held for the next flush
+  std::vector<batch_section> sections;  // admitted, completion order; companions never
+  std::vector<std::size_t> deferred;    // input indices held for the next flush (no companions)
   budget_report budget;
   std::string text;                     // the rendered message; bytes <= budget.batch_cap_bytes
 };
@@ -63,6 +68,7 @@ struct batch_options {
   double head_share = 0.75;
   dynamic_policy policy{};
   std::string reader = "handoff";  // the CLI the footers name (artifact_ref::reader)
+  const reader_profile* profile = &pi_reader;  // the tools the footers' calls are for
 };
 
 // The header block before a section's projection: the `Subagent ...` line (id and title with
@@ -75,7 +81,8 @@ std::string section_header(const batch_input& in);
 // save succeeds or fails (with the longest reason a footer prints), plus a minimal head and
 // tail. build_batch raises its floor to this (budget_item::min_cut_bytes); a per-result cap
 // below it could not cut such a text at all.
-std::size_t least_cut_bytes(text_shape shape, std::string_view artifact_path, std::string_view reader);
+std::size_t least_cut_bytes(text_shape shape, std::string_view artifact_path, std::string_view reader,
+                            const reader_profile& profile = pi_reader);
 
 // Builds the batch. `store` may be null (then cut results are not saved, with the reason "no
 // artifact store configured"). Throws std::invalid_argument when the caps cannot hold a

@@ -76,8 +76,8 @@ notice_numbers numbers_of(const body_cut& cut, text_shape total) {
 // A call returns at most 50 KiB and a '\n': more omitted bytes than that many calls can hold
 // need more calls, and are not looked at.
 std::vector<read_step> omitted_reads(std::string_view text, const body_cut& cut, std::size_t last_omitted,
-                                     const footer_room& room) {
-  if (cut.tail_start - cut.head_end > room.listed_reads * (read_max_bytes + 1)) return {};
+                                     const footer_room& room, const reader_profile& profile) {
+  if (cut.tail_start - cut.head_end > room.listed_reads * (profile.page_bytes + 1)) return {};
   std::size_t first_byte = cut.head_end;  // where line head_lines + 1 starts
   if (cut.head_partial) {
     const void* newline = cut.head_end == 0 ? nullptr : ::memrchr(text.data(), '\n', cut.head_end);
@@ -92,11 +92,12 @@ std::vector<read_step> omitted_reads(std::string_view text, const body_cut& cut,
     end_byte = cut.tail_start - 1;
   }
   const std::size_t first_line = cut.head_lines + 1;
-  if (end_byte - first_byte <= read_max_bytes && last_omitted - first_line < read_max_lines) {
+  const std::size_t lines = last_omitted - first_line + 1;
+  if (page_cost(profile, end_byte - first_byte, lines) <= profile.page_bytes && lines <= profile.page_lines) {
     if (room.listed_reads == 0) return {};
     return {read_step{first_line, last_omitted, false, first_byte, end_byte}};
   }
-  read_plan plan(text, first_line, first_byte, last_omitted);
+  read_plan plan(text, first_line, first_byte, last_omitted, profile);
   std::vector<read_step> reads;
   while (const std::optional<read_step> step = plan.next()) {
     if (reads.size() == room.listed_reads) return {};
@@ -169,7 +170,7 @@ projection project(std::string_view text, const projection_limits& limits, const
   result.omitted_count = result.total.lines - cut.tail_lines - cut.head_lines;
 
   notice_numbers numbers = numbers_of(cut, result.total);
-  if (artifact.saved) numbers.reads = omitted_reads(text, cut, numbers.omitted.last, room);
+  if (artifact.saved) numbers.reads = omitted_reads(text, cut, numbers.omitted.last, room, *artifact.profile);
   std::string& out = result.text;
   out.reserve(limits.max_bytes);
   out.append(text.substr(0, cut.head_end));

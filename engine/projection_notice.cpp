@@ -115,9 +115,13 @@ void append_reason(std::string& out, std::string_view error) {
 void append_calls(std::string& out, const notice_numbers& n, const artifact_ref& artifact) {
   const std::string& path = artifact.path;
   if (n.reads.empty()) {
-    out += "Full text saved; bash `";
+    out += "Full text saved; ";
+    out += artifact.profile->bash_tool;
+    out += " `";
     append_shell_word(out, artifact.reader);
-    out += " read --plan ";
+    out += " read";
+    append_reader_option(out, *artifact.profile);
+    out += " --plan ";
     append_number(out, n.omitted.first);
     out.push_back('-');
     append_number(out, n.omitted.last);
@@ -138,7 +142,7 @@ void append_calls(std::string& out, const notice_numbers& n, const artifact_ref&
   out += ", each shown whole: ";
   for (std::size_t i = 0; i < n.reads.size(); ++i) {
     if (i > 0) out += "; ";
-    append_read_call(out, n.reads[i], path, artifact.reader);
+    append_read_call(out, n.reads[i], path, artifact.reader, *artifact.profile);
   }
   out += ".]";
 }
@@ -146,9 +150,10 @@ void append_calls(std::string& out, const notice_numbers& n, const artifact_ref&
 }  // namespace
 
 void append_read_call(std::string& out, const read_step& step, std::string_view path,
-                      std::string_view reader) {
+                      std::string_view reader, const reader_profile& profile) {
   if (step.bytes) {
-    out += "bash `";
+    out += profile.bash_tool;
+    out += " `";
     append_shell_word(out, reader);
     out += " read --bytes ";
     append_number(out, step.first_byte);
@@ -159,10 +164,17 @@ void append_read_call(std::string& out, const read_step& step, std::string_view 
     out.push_back('`');
     return;
   }
-  out += "read offset=";
+  out += profile.read_tool;
+  out += " offset=";
   append_number(out, step.first_line);
   out += " limit=";
   append_number(out, step.last_line - step.first_line + 1);
+}
+
+void append_reader_option(std::string& out, const reader_profile& profile) {
+  if (&profile == &pi_reader) return;
+  out += " --reader ";
+  out += profile.name;
 }
 
 void append_shell_word(std::string& out, std::string_view path) {
@@ -207,13 +219,20 @@ void append_footer(std::string& out, const notice_numbers& n, const artifact_ref
   }
 }
 
-std::size_t read_steps_bound(text_shape total) noexcept {
+std::size_t read_steps_bound(text_shape total, const reader_profile& profile) noexcept {
   // Greedy pages of a run of short lines come in pairs that hold more than a page's bytes or
   // lines between them: at most 2 (B / 51,201 + N / 2,001) + 1 pages per run. A line of n >
   // 50 KiB bytes takes at most 2 (n / 51,197) ranges (each but its last holds 51,197 bytes or
   // more), and splits the runs: at most B / 51,201 long lines, so one run more than that.
-  constexpr std::size_t min_range = read_max_bytes - 3;
-  return 3 * (total.bytes / min_range) + 2 * (total.lines / (read_max_lines + 1)) + 1;
+  // With a prefix per line, a page of short lines holds fewer bytes: at worst a line of one
+  // byte costs 2 + prefix, so pages hold at least (page_bytes + 1) / (2 + prefix) lines; the
+  // bound counts lines against the smaller of that and the page's line cap.
+  const std::size_t min_range = profile.page_bytes - 3;
+  const std::size_t page_lines =
+      profile.line_prefix_bytes == 0
+          ? profile.page_lines
+          : std::min(profile.page_lines, (profile.page_bytes + 1) / (2 + profile.line_prefix_bytes));
+  return 3 * (total.bytes / min_range) + 2 * (total.lines / (page_lines + 1)) + 1;
 }
 
 footer_room footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact) {
@@ -221,8 +240,8 @@ footer_room footer_room_for(text_shape total, const projection_limits& limits, c
   const std::size_t plan_only = notice_bound(total, artifact, footer_room{}).bytes;
   const std::size_t most = std::max(plan_only, limits.max_bytes / 8);
   // Lines over 50 KiB for certain (the average line is): reserve room for byte ranges.
-  const bool long_lines = total.bytes / total.lines > read_max_bytes;
-  footer_room room{std::min(read_steps_bound(total), max_listed_reads), long_lines, true};
+  const bool long_lines = total.bytes / total.lines > artifact.profile->page_bytes;
+  footer_room room{std::min(read_steps_bound(total, *artifact.profile), max_listed_reads), long_lines, true};
   while (room.listed_reads > 0 && notice_bound(total, artifact, room).bytes > most) --room.listed_reads;
   return room;
 }
@@ -256,7 +275,7 @@ notice_size notice_bound(text_shape total, const artifact_ref& artifact, const f
     // A read's offset is a line number and its limit at most a page; a range's ends are byte
     // offsets. Only the printed widths matter here.
     const std::size_t byte = widest(total.bytes);
-    const std::size_t limit = widest(std::min(total.lines, read_max_lines));
+    const std::size_t limit = widest(std::min(total.lines, artifact.profile->page_lines));
     const read_step widest_read = room.byte_ranges ? read_step{line, line, true, byte, byte}
                                                    : read_step{line, line + limit - 1, false, 0, 0};
     worst.reads.assign(room.listed_reads, widest_read);

@@ -81,7 +81,7 @@ notice_size notice_bound(text_shape total, const artifact_ref& artifact, const f
 
 // At most how many calls a read_plan of a whole text of shape `total` has; a part's plan has
 // no more (a greedy plan of a run of lines is never longer than the whole's).
-std::size_t read_steps_bound(text_shape total) noexcept;
+std::size_t read_steps_bound(text_shape total, const reader_profile& profile = pi_reader) noexcept;
 
 // The room project() reserves for the footer of a text of shape `total` under `limits`,
 // without looking at the text: the plan command, and beside it as many calls as
@@ -95,8 +95,14 @@ footer_room footer_room_for(text_shape total, const projection_limits& limits, c
 // Appends one call as the footer and `handoff read --plan` print it: "read offset=N limit=M", or
 // "bash `'READER' read --bytes A-B 'PATH'`" for a byte range of a line over 50 KiB, READER
 // being the `handoff` CLI (artifact_ref::reader).
+// For another profile than Pi's, the tool names are its own ("Read offset=N limit=M",
+// "Bash `...`").
 void append_read_call(std::string& out, const read_step& step, std::string_view path,
-                      std::string_view reader);
+                      std::string_view reader, const reader_profile& profile = pi_reader);
+
+// Appends " --reader NAME" for a profile other than Pi's (`handoff read --plan` then prints that
+// profile's calls); nothing for Pi's, whose footers stay as they were.
+void append_reader_option(std::string& out, const reader_profile& profile);
 
 // Appends `path` as one shell word: in single quotes, a ' inside written as '\''.
 void append_shell_word(std::string& out, std::string_view path);

@@ -84,8 +84,9 @@ text_page read_page(std::string_view text, const page_request& request) {
 
 namespace handoff {
 
-read_plan::read_plan(std::string_view text, std::size_t first_line, std::size_t last_line)
-    : read_plan(text, first_line, 0, last_line) {
+read_plan::read_plan(std::string_view text, std::size_t first_line, std::size_t last_line,
+                     const reader_profile& profile)
+    : read_plan(text, first_line, 0, last_line, profile) {
   const std::size_t total = measure(text).lines;
   if (first_line == 0 || first_line > last_line || last_line > total) {
     throw std::out_of_range("lines " + std::to_string(first_line) + "-" + std::to_string(last_line) +
@@ -95,25 +96,27 @@ read_plan::read_plan(std::string_view text, std::size_t first_line, std::size_t 
 }
 
 read_plan::read_plan(std::string_view text, std::size_t first_line, std::size_t first_byte,
-                     std::size_t last_line) noexcept
-    : text_(text), line_(first_line), pos_(first_byte), last_line_(last_line) {}
+                     std::size_t last_line, const reader_profile& profile) noexcept
+    : text_(text), profile_(&profile), line_(first_line), pos_(first_byte), last_line_(last_line) {}
 
 std::optional<read_step> read_plan::next() noexcept {
+  const std::size_t page_bytes = profile_->page_bytes;
+  const std::size_t prefix = profile_->line_prefix_bytes;
   if (!in_long_line_) {
     if (line_ > last_line_) return std::nullopt;
-    const std::size_t end = end_within(pos_, read_max_bytes);
+    const std::size_t end = end_within(pos_, page_bytes - prefix);
     if (end == std::string_view::npos) {
-      in_long_line_ = true;  // Pi refuses this line: read it in byte ranges below
+      in_long_line_ = true;  // the read tool refuses this line: read it in byte ranges below
     } else {
-      // Whole lines while the page stays within both caps: each next line costs its bytes
-      // and the '\n' joining it to the page.
+      // Whole lines while the page stays within both caps: each next line costs its bytes,
+      // the '\n' joining it to the page and the prefix the tool shows it with.
       read_step step{line_, line_, false, pos_, end};
-      std::size_t bytes = end - pos_;
-      for (std::size_t lines = 1; step.last_line < last_line_ && lines < read_max_lines; ++lines) {
-        if (bytes + 1 > read_max_bytes) break;
-        const std::size_t stop = end_within(step.end_byte + 1, read_max_bytes - bytes - 1);
+      std::size_t cost = page_cost(*profile_, end - pos_, 1);
+      for (std::size_t lines = 1; step.last_line < last_line_ && lines < profile_->page_lines; ++lines) {
+        if (cost + 1 + prefix > page_bytes) break;
+        const std::size_t stop = end_within(step.end_byte + 1, page_bytes - cost - 1 - prefix);
         if (stop == std::string_view::npos) break;
-        bytes += 1 + (stop - (step.end_byte + 1));
+        cost += 1 + prefix + (stop - (step.end_byte + 1));
         ++step.last_line;
         step.end_byte = stop;
       }
@@ -122,13 +125,13 @@ std::optional<read_step> read_plan::next() noexcept {
       return step;
     }
   }
-  // A range of the long line: the rest of it when that is at most 50 KiB, else 50 KiB ending on
-  // a character boundary (a run of continuation bytes longer than a sequence, not UTF-8, is cut
-  // anyway).
-  read_step step{line_, line_, true, pos_, end_within(pos_, read_max_bytes)};
+  // A range of the long line: the rest of it when that is at most a page, else a page ending
+  // on a character boundary (a run of continuation bytes longer than a sequence, not UTF-8, is
+  // cut anyway).
+  read_step step{line_, line_, true, pos_, end_within(pos_, page_bytes)};
   if (step.end_byte == std::string_view::npos) {
-    step.end_byte = utf8_floor(text_, pos_ + read_max_bytes);
-    if (step.end_byte <= pos_) step.end_byte = pos_ + read_max_bytes;
+    step.end_byte = utf8_floor(text_, pos_ + page_bytes);
+    if (step.end_byte <= pos_) step.end_byte = pos_ + page_bytes;
     pos_ = step.end_byte;
   } else {
     in_long_line_ = false;

@@ -17,10 +17,12 @@
 #include <string>
 #include <string_view>
 
+#include "engine/reader_profile.hpp"
+
 namespace handoff {
 
-inline constexpr std::size_t read_max_lines = 2000;       // Pi's DEFAULT_MAX_LINES
-inline constexpr std::size_t read_max_bytes = 50 * 1024;  // Pi's DEFAULT_MAX_BYTES
+inline constexpr std::size_t read_max_lines = pi_reader.page_lines;  // Pi's DEFAULT_MAX_LINES
+inline constexpr std::size_t read_max_bytes = pi_reader.page_bytes;  // Pi's DEFAULT_MAX_BYTES
 
 struct page_request {
   std::size_t offset = 1;               // first line, 1-based
@@ -62,13 +64,17 @@ struct read_step {
 // as one page holds (at most 2000 lines and 50 KiB joined), so no plan of whole pages is shorter.
 // A line over 50 KiB becomes consecutive byte ranges of at most 50 KiB, cut at character
 // boundaries, that together are that line. Each call looks at one page of bytes at most (memchr).
+// The pages are those of `profile` (reader_profile.hpp): Pi's by default, Claude Code's smaller
+// ones (a line then counts its number prefix, and a line the page cannot hold is read in byte
+// ranges of at most page_bytes through Claude Code's Bash).
 class read_plan {
  public:
   // Throws std::out_of_range when the lines are not 1 <= first_line <= last_line <= the text's.
-  read_plan(std::string_view text, std::size_t first_line, std::size_t last_line);
+  read_plan(std::string_view text, std::size_t first_line, std::size_t last_line,
+            const reader_profile& profile = pi_reader);
   // Same, starting at `first_byte`, where the caller knows line first_line starts; unchecked.
   read_plan(std::string_view text, std::size_t first_line, std::size_t first_byte,
-            std::size_t last_line) noexcept;
+            std::size_t last_line, const reader_profile& profile = pi_reader) noexcept;
 
   // The next call, or none when the lines are all read.
   std::optional<read_step> next() noexcept;
@@ -79,6 +85,7 @@ class read_plan {
   std::size_t end_within(std::size_t start, std::size_t max_bytes) const noexcept;
 
   std::string_view text_;
+  const reader_profile* profile_;
   std::size_t line_;             // the next line to read
   std::size_t pos_;              // where it starts, or where the long line's next range starts
   std::size_t last_line_;

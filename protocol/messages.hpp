@@ -148,6 +148,14 @@ struct wait_params {
   std::vector<std::string> child_ids;      // childIds: 1..64, unique
   std::optional<std::int64_t> timeout_ms;  // timeoutMs: 0..24 h; none: wait until all complete
   std::optional<usage_dto> usage;          // usage: the parent's usage, for the dynamic budget
+  // batchWith: 0..64 unique siblings of childIds that share this wait's budget: the wait also
+  // waits for them to stop running, then allocates one budget over childIds and batchWith (in
+  // completion order) and answers childIds only; each sibling's own wait, given the same set
+  // and usage, gets the rest of the same allocation. Empty: none.
+  std::vector<std::string> batch_with = {};
+  // reader: whose tools the footers' calls are for, "pi" (default) or "claude-code"
+  // (engine/reader_profile.hpp).
+  std::string reader = "pi";
 };
 struct wait_result {
   batch_dto batch;                      // flattened on the wire: sections, text, deferred, budget

@@ -143,6 +143,11 @@ wait_params decode_wait(const json& params, const wire_limits& lim) {
   p.child_ids = r.id_list("childIds", lim.max_child_ids, lim.max_id_bytes);
   p.timeout_ms = r.optional_integer("timeoutMs", 0, lim.max_timeout_ms);
   if (const json* usage = r.find("usage")) p.usage = decode_usage(*usage, "usage");
+  if (r.find("batchWith") != nullptr) {
+    const json& with = r.array("batchWith");
+    if (!with.empty()) p.batch_with = r.id_list("batchWith", lim.max_child_ids, lim.max_id_bytes);
+  }
+  if (r.find("reader") != nullptr) p.reader = r.one_of("reader", {"pi", "claude-code"});
   return p;
 }
 
@@ -152,6 +157,8 @@ json encode(const wait_params& v) {
   j["childIds"] = v.child_ids;
   if (v.timeout_ms) j["timeoutMs"] = *v.timeout_ms;
   if (v.usage) j["usage"] = encode(*v.usage);
+  if (!v.batch_with.empty()) j["batchWith"] = v.batch_with;
+  if (v.reader != "pi") j["reader"] = v.reader;
   return j;
 }
 

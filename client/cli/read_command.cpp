@@ -20,6 +20,9 @@
 //     At most max_plan_calls calls or max_plan_bytes bytes are printed, well within one
 //     uncut page of Pi's bash (2000 lines, 50 KiB); then a "# more:" line gives the same
 //     command with --skip N for the rest.
+//   --reader claude-code (with --plan): the calls are Claude Code 2.1.328's (`Read` pages and
+//     `Bash` byte ranges, reader_profile.hpp), and an output holds at most 16 KiB of calls,
+//     within what its Bash shows uncut (30,000 characters).
 #include "cli/read_command.hpp"
 
 #include <fcntl.h>
@@ -50,6 +53,7 @@ namespace {
 
 constexpr std::size_t max_plan_calls = 400;           // calls one --plan output lists at most
 constexpr std::size_t max_plan_bytes = 32 * 1024;     // bytes of calls one --plan output holds at most
+constexpr std::size_t max_claude_plan_bytes = 16 * 1024;  // the same, for --reader claude-code
 
 struct read_options {
   rpc::artifact_read_params params;
@@ -57,6 +61,7 @@ struct read_options {
   std::string bytes;     // --bytes START-END
   std::string plan;      // --plan FIRST-LAST
   std::size_t skip = 0;  // --skip N: calls of the plan not printed
+  std::string reader = "pi";  // --reader: whose tools the plan's calls are for
   bool json = false;
 };
 
@@ -122,15 +127,24 @@ int run_plan(const read_options& options) {
   const std::string_view text = file->view();
   const auto [first, last] = *parse_range(options.plan);
   const std::string path = std::filesystem::absolute(options.artifact).lexically_normal().string();
+  const reader_profile* profile = find_reader_profile(options.reader);
+  if (profile == nullptr) {
+    report("read", "--reader " + options.reader + ": expected pi or claude-code");
+    return exit_usage;
+  }
+  const std::size_t most_bytes = profile == &pi_reader ? max_plan_bytes : max_claude_plan_bytes;
   std::optional<read_plan> plan;
   try {
-    plan.emplace(text, first, last);
+    plan.emplace(text, first, last, *profile);
   } catch (const std::out_of_range& e) {
     report("read", "--plan " + options.plan + ": " + e.what());
     return exit_usage;
   }
   std::string out = "# The calls that read lines " + options.plan + " of " + path +
-                    " back, each shown whole by Pi (read: its read tool on that path; bash: its bash tool)";
+                    (profile == &pi_reader
+                         ? " back, each shown whole by Pi (read: its read tool on that path; bash: its bash tool)"
+                         : " back, each shown whole by Claude Code (Read: its Read tool with file_path set to that "
+                           "path; Bash: its Bash tool)");
   if (options.skip > 0) out += ", from call " + std::to_string(options.skip + 1);
   out += ":\n";
   // The bash calls name this very executable, as the daemon's footers name an absolute CLI.
@@ -141,15 +155,17 @@ int run_plan(const read_options& options) {
   std::size_t index = 0;
   while (const std::optional<read_step> step = plan->next()) {
     if (index++ < options.skip) continue;
-    if (listed == max_plan_calls || calls.size() >= max_plan_bytes) {
+    if (listed == max_plan_calls || calls.size() >= most_bytes) {
       calls += "# more: ";
       append_shell_word(calls, reader);
-      calls += " read --plan " + options.plan + " --skip " + std::to_string(options.skip + listed) + " ";
+      calls += " read";
+      append_reader_option(calls, *profile);
+      calls += " --plan " + options.plan + " --skip " + std::to_string(options.skip + listed) + " ";
       append_shell_word(calls, path);
       calls.push_back('\n');
       break;
     }
-    append_read_call(calls, *step, path, reader);
+    append_read_call(calls, *step, path, reader, *profile);
     calls.push_back('\n');
     ++listed;
   }
@@ -211,6 +227,9 @@ command add_read_command(CLI::App& app, std::shared_ptr<const daemon_options> da
                                       "Print the calls that read lines FIRST-LAST of the file back uncut in Pi")
                           ->check(range_of_numbers);
   sub->add_option("--skip", options->skip, "With --plan: calls not printed (a previous output's)")->needs(plan);
+  sub->add_option("--reader", options->reader, "With --plan: whose tools the calls are for: pi or claude-code")
+      ->capture_default_str()
+      ->needs(plan);
   bytes->excludes(plan)->excludes(offset)->excludes(limit);
   plan->excludes(offset)->excludes(limit);
   sub->add_flag("--json", options->json, "Print artifact/read's result as JSON");

@@ -27,6 +27,8 @@ void keep_outcome(child& c, const held_result& h) {
   c.final_status = h.info.status;
   c.final_bytes = h.shape.bytes;
   c.final_lines = h.shape.lines;
+  c.final_seq = h.seq;
+  c.final_error = h.info.error;
 }
 
 }  // namespace

@@ -80,6 +80,8 @@ struct child {
   // Outcome kept after the result left the queue, for check.
   std::optional<result_status> final_status;
   std::size_t final_bytes = 0, final_lines = 0;
+  std::uint64_t final_seq = 0;       // the seq it had (orders it among a wait's batchWith)
+  std::string final_error;
   ledger_clock::time_point settled_at{};  // when it became delivered or cancelled
 };
 
