@@ -10,6 +10,8 @@ npm ci --prefix "$root/client/pi" --no-audit --no-fund --loglevel=error >/dev/nu
 "$root/scripts/node22.sh" >/dev/null
 # The peers the pi-subagents bridge is tested with (pi-subagents 0.67.0, Pi 0.85.1), pinned.
 npm ci --prefix "$root/client/pi/test/peers" --no-audit --no-fund --loglevel=error >/dev/null
+# The real Claude Code the hook tests run (2.1.328, native binary), pinned, project-local.
+npm ci --prefix "$root/tests/claude-code" --no-audit --no-fund --loglevel=error >/dev/null
 ctest --test-dir "$build" --output-on-failure --timeout 600 -j2
 # Every libFuzzer target for a short run (HANDOFF_FUZZ_SECONDS each; scripts/fuzz.sh).
 "$root/scripts/fuzz.sh" "${HANDOFF_FUZZ_SECONDS:-60}"

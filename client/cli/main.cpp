@@ -11,6 +11,8 @@
 #include "cli/daemon_command.hpp"
 #include "cli/doctor_command.hpp"
 #include "cli/gc_command.hpp"
+#include "cli/hook_command.hpp"
+#include "cli/setup_command.hpp"
 #include "cli/progress_command.hpp"
 #include "cli/project_command.hpp"
 #include "cli/read_command.hpp"
@@ -37,6 +39,8 @@ int main(int argc, char** argv) {
       add_watch_command(app, daemon),
       add_gc_command(app, daemon),
       add_doctor_command(app, daemon),
+      add_hook_command(app, daemon),
+      add_setup_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -1,0 +1,169 @@
+#include "cli/claude_code_hook.hpp"
+
+#include <cstdlib>
+#include <exception>
+#include <vector>
+
+#include "cli/claude_code_transcript.hpp"
+#include "engine/budget.hpp"
+#include "engine/projection.hpp"
+#include "engine/reader_profile.hpp"
+#include "handoff/client.hpp"
+
+namespace handoff::cli {
+namespace {
+
+using nlohmann::json;
+
+json post_tool_use_answer(const json& response) {
+  return json{{"hookSpecificOutput", {{"hookEventName", "PostToolUse"}, {"updatedToolOutput", response}}}};
+}
+
+// The original output and one line saying it was not bounded: nothing of the answer is lost.
+std::string not_bounded(const json& response, const std::string& why) {
+  json out = response;
+  out["content"].push_back(json{{"type", "text"}, {"text", "[handoff: this result was not bounded (" + why + ")]"}});
+  return post_tool_use_answer(out).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string with_content(const json& response, const std::string& text) {
+  json out = response;
+  out["content"] = json::array({json{{"type", "text"}, {"text", text}}});
+  return post_tool_use_answer(out).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<rpc::usage_dto> usage_of(const transcript_turn& turn, const hook_settings& settings) {
+  if (!settings.context_window || !turn.context_tokens || *settings.context_window <= 0) return std::nullopt;
+  rpc::usage_dto usage;
+  usage.context_window = *settings.context_window;
+  usage.tokens = std::min(*turn.context_tokens, usage.context_window);
+  usage.percent = 100.0 * static_cast<double>(*usage.tokens) / static_cast<double>(usage.context_window);
+  return usage;
+}
+
+client::connection connect(const hook_settings& settings) {
+  client::options options;
+  options.socket = settings.socket;
+  options.call_timeout = settings.connect_budget;
+  return client::connection(options);
+}
+
+// A background agent launched, or an agent failed: it will not complete here, so a sibling's
+// wait must not wait for it.
+void cancel_child(const json& hook, const hook_settings& settings) {
+  try {
+    client::connection c = connect(settings);
+    const std::string parent = hook.value("session_id", "");
+    const std::string child = hook.value("tool_use_id", "");
+    if (parent.empty() || child.empty()) return;
+    c.started({parent, child, ""});
+    c.cancel({parent, {child}});
+  } catch (const std::exception&) {
+    // Nothing waits on a child handoffd never heard of.
+  }
+}
+
+std::string bound_agent_answer(const json& hook, const json& response, const hook_settings& settings) {
+  const std::string parent = hook.value("session_id", "");
+  const std::string child = hook.value("tool_use_id", "");
+  const std::string text = agent_answer_text(response["content"]);
+  if (parent.empty() || child.empty()) return {};
+
+  const transcript_turn turn = read_transcript_turn(hook.value("transcript_path", ""), child);
+  std::vector<agent_call> siblings;
+  for (const agent_call& call : turn.agents)
+    if (call.tool_use_id != child && !call.background) siblings.push_back(call);
+  if (siblings.empty() && fits_unchanged(text)) return {};  // short and alone: as it is
+
+  std::string title;
+  if (hook.contains("tool_input") && hook["tool_input"].is_object())
+    title = hook["tool_input"].value("description", "");
+  try {
+    client::connection c = connect(settings);
+    for (const agent_call& s : siblings) c.started({parent, s.tool_use_id, s.description});
+    rpc::completed_params done;
+    done.parent_id = parent;
+    done.child_id = child;
+    done.title = title;
+    done.status = "done";
+    done.final_text = text;
+    c.completed(done);
+
+    rpc::wait_params wait;
+    wait.parent_id = parent;
+    wait.child_ids = {child};
+    wait.reader = std::string(claude_code_reader.name);
+    wait.usage = usage_of(turn, settings);
+    if (!siblings.empty()) {
+      wait.batch_with.push_back(child);
+      for (const agent_call& s : siblings) wait.batch_with.push_back(s.tool_use_id);
+      wait.timeout_ms = settings.siblings_wait.count();
+    } else {
+      wait.timeout_ms = settings.connect_budget.count();
+    }
+    const rpc::wait_result result = c.wait(wait);
+    for (const rpc::section_dto& section : result.batch.sections)
+      if (section.child_id == child) return with_content(response, section.text);
+    if (result.batch.deferred > 0)
+      return with_content(response,
+                          "[handoff: this agent's answer (" + std::to_string(text.size()) +
+                              " bytes) was held back to keep this turn within its budget; it is kept in handoffd. "
+                              "Get it when you have room: Bash `handoff wait --reader claude-code --parent '" +
+                              parent + "' '" + child + "'`]");
+    return not_bounded(response, "handoffd answered no section for it");
+  } catch (const std::exception& e) {
+    return not_bounded(response, std::string("handoffd: ") + e.what());
+  }
+}
+
+}  // namespace
+
+std::string agent_answer_text(const json& content) {
+  std::string text;
+  bool first = true;
+  if (!content.is_array()) return text;
+  for (const json& block : content) {
+    if (!block.is_object() || block.value("type", "") != "text" || !block.contains("text") || !block["text"].is_string())
+      continue;
+    if (!first) text.push_back('\n');
+    text += block["text"].get_ref<const std::string&>();
+    first = false;
+  }
+  return text;
+}
+
+bool fits_unchanged(const std::string& text) {
+  const surface_caps caps = surface_caps::wait();
+  const std::size_t frame = claude_code_reader.frame_bytes + claude_code_reader.line_indent_bytes * caps.max_lines;
+  return fits(text, projection_limits{caps.per_result_bytes - frame, caps.max_lines});
+}
+
+std::string run_claude_code_hook(const std::string& input, const hook_settings& settings) {
+  if (input.size() > max_hook_input_bytes) return {};
+  const json hook = json::parse(input, nullptr, false);
+  if (!hook.is_object() || hook.value("tool_name", "") != "Agent") return {};
+  const std::string event = hook.value("hook_event_name", "");
+  if (event == "PreToolUse") {
+    if (!hook.contains("tool_input") || !hook["tool_input"].is_object()) return {};
+    json input_now = hook["tool_input"];
+    if (input_now.value("run_in_background", false) == false && input_now.contains("run_in_background")) return {};
+    input_now["run_in_background"] = false;
+    return json{{"hookSpecificOutput", {{"hookEventName", "PreToolUse"}, {"updatedInput", input_now}}}}.dump(
+        -1, ' ', false, json::error_handler_t::replace);
+  }
+  if (event == "PostToolUseFailure") {
+    cancel_child(hook, settings);
+    return {};
+  }
+  if (event != "PostToolUse" || !hook.contains("tool_response") || !hook["tool_response"].is_object()) return {};
+  const json& response = hook["tool_response"];
+  const std::string status = response.value("status", "");
+  if (status == "async_launched") {
+    cancel_child(hook, settings);
+    return {};
+  }
+  if (status != "completed" || !response.contains("content") || !response["content"].is_array()) return {};
+  return bound_agent_answer(hook, response, settings);
+}
+
+}  // namespace handoff::cli

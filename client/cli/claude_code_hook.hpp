@@ -1,0 +1,53 @@
+// `handoff hook claude-code`: the command Claude Code runs for handoff's hooks (installed by
+// `handoff setup claude-code`). It reads one hook input (JSON) on stdin and prints at most one
+// JSON answer on stdout, and always exits 0: whatever goes wrong, the tool call's own output
+// stands, with one line saying it was not bounded.
+//
+//   PostToolUse, Agent, status "completed" (a foreground agent): the child's whole answer (the
+//     text of every content block, joined with "\n") is completed in handoffd under the session
+//     as parent (session_id) and child (tool_use_id), then taken back by one subagent/wait with
+//     reader "claude-code", the parent's context use from its transcript, and the turn's other
+//     Agent calls as batchWith, so parallel agents share one budget. The answer replaces only
+//     `content` in Claude Code's own response object (a plain string would be ignored). An
+//     answer that fits (fits_unchanged) with no sibling passes as it is: no daemon call.
+//   PostToolUse, Agent, status "async_launched" (a background agent), and PostToolUseFailure of
+//     Agent: the child is cancelled in handoffd, so a sibling's wait does not wait for it.
+//   PreToolUse, Agent (installed with --foreground-agents only): runs the agent in the
+//     foreground (run_in_background: false), where its answer is bounded.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace handoff::cli {
+
+inline constexpr std::size_t max_hook_input_bytes = 80 << 20;  // stdin beyond this: passed unbounded
+
+struct hook_settings {
+  std::string socket;                        // --socket, else the default
+  std::chrono::milliseconds connect_budget{3'000};   // connect + complete, at most
+  // How long a result waits for the turn's other Agent calls to finish (they run in parallel and
+  // the parent sees none before all are done); then it is shared with those that have.
+  std::chrono::milliseconds siblings_wait{25 * 60'000};
+  // The parent model's context window, tokens: $HANDOFF_CONTEXT_WINDOW, else
+  // $CLAUDE_CODE_MAX_CONTEXT_TOKENS (which Claude Code itself honours); else unknown, and the
+  // static caps apply (Claude Code tells a hook no window).
+  std::optional<std::int64_t> context_window;
+};
+
+// The text of an Agent tool_response's content: every text block, joined with "\n".
+std::string agent_answer_text(const nlohmann::json& content);
+
+// True when `text` would pass a wait unchanged for Claude Code with the default caps (16 KiB,
+// 600 lines, less Claude Code's frame and indent): such an answer alone needs no daemon.
+bool fits_unchanged(const std::string& text);
+
+// Runs one hook invocation on `input` (the bytes of stdin). Returns what to print on stdout
+// (empty: nothing, the tool's output stands as it is).
+std::string run_claude_code_hook(const std::string& input, const hook_settings& settings);
+
+}  // namespace handoff::cli

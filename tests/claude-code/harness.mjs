@@ -1,0 +1,148 @@
+// A real Claude Code 2.1.328 (this folder's pinned npm install) on the scripted model, with a
+// real handoffd on a temporary socket and a temporary HOME, for the hook tests.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+export const claudePath = path.join(here, 'node_modules/.bin/claude');
+export const handoffdPath = process.env.HANDOFFD ?? path.join(root, 'build/daemon/handoffd');
+export const cliPath = process.env.HANDOFF_CLI ?? path.join(root, 'build/client/handoff');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function accepts(socket) {
+  return new Promise((resolve) => {
+    const c = net.connect(socket);
+    c.once('connect', () => { c.destroy(); resolve(true); });
+    c.once('error', () => resolve(false));
+  });
+}
+
+// A temporary world: HOME, a working directory, and handoffd's socket, store and queue.
+export class World {
+  constructor() {
+    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'handoff-cc-'));
+    this.home = path.join(this.dir, 'home');
+    this.work = path.join(this.dir, 'work');
+    this.run = path.join(this.dir, 'run');
+    this.socket = path.join(this.run, 'handoffd.sock');
+    this.artifactDir = path.join(this.dir, 'artifacts');
+    this.queueDir = path.join(this.dir, 'queue');
+    for (const d of [this.home, this.work]) fs.mkdirSync(d, { recursive: true });
+    fs.mkdirSync(this.run, { mode: 0o700 });
+    this.daemon = undefined;
+  }
+
+  async startDaemon() {
+    const log = fs.openSync(path.join(this.dir, 'handoffd.log'), 'a', 0o600);
+    this.daemon = spawn(handoffdPath, ['--socket', this.socket, '--artifact-dir', this.artifactDir, '--queue-dir', this.queueDir,
+      '--cli-path', cliPath, '--log-level', 'debug'], { stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+    for (let i = 0; i < 500; i++) {
+      if (await accepts(this.socket)) return;
+      await sleep(10);
+    }
+    throw new Error(`handoffd did not listen:\n${this.log()}`);
+  }
+
+  log() {
+    try { return fs.readFileSync(path.join(this.dir, 'handoffd.log'), 'utf8'); } catch { return ''; }
+  }
+
+  async stopDaemon() {
+    if (!this.daemon) return;
+    const d = this.daemon;
+    this.daemon = undefined;
+    d.kill('SIGTERM');
+    await new Promise((r) => (d.exitCode !== null ? r() : d.once('exit', r)));
+  }
+
+  // `handoff setup claude-code ...` in this HOME.
+  setup(...args) {
+    const r = spawnSync(cliPath, ['setup', 'claude-code', '--artifact-dir', this.artifactDir, ...args],
+      { env: { ...process.env, HOME: this.home }, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`setup failed (${r.status}): ${r.stderr}`);
+    return r.stdout;
+  }
+
+  artifacts() {
+    try { return fs.readdirSync(this.artifactDir).filter((f) => f.endsWith('.txt')); } catch { return []; }
+  }
+
+  // Runs `claude -p` against the model; resolves to { code, stdout, stderr, result, ms }.
+  async claude(modelUrl, { prompt = 'Go.', allowedTools = 'Agent,Bash', env = {}, timeoutMs = 240_000 } = {}) {
+    const started = Date.now();
+    const child = spawn(claudePath, ['-p', prompt, '--output-format', 'json', '--allowedTools', allowedTools], {
+      cwd: this.work,
+      env: {
+        ...process.env, HOME: this.home, ANTHROPIC_BASE_URL: modelUrl, ANTHROPIC_API_KEY: 'test-key',
+        DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
+        HANDOFF_SOCKET: this.socket, ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const code = await new Promise((r) => child.on('close', r));
+    clearTimeout(timer);
+    let result;
+    try { result = JSON.parse(stdout); } catch { result = undefined; }
+    return { code, stdout, stderr, result, ms: Date.now() - started };
+  }
+
+  async close() {
+    await this.stopDaemon();
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+// A child's long answer: `finding 0001 ...` lines, then the verdict.
+export function longAnswer(lines, width, tag = '') {
+  const out = [];
+  for (let i = 1; i < lines; i++) out.push(`${tag}finding ${String(i).padStart(4, '0')} ` + 'x'.repeat(Math.max(0, width - 14 - tag.length)));
+  out.push(`${tag}VERDICT: ship it`);
+  return out.join('\n');
+}
+
+// The calls a footer names, in order: { tool: 'Read', offset, limit } or { tool: 'Bash', command }.
+export function footerCalls(text) {
+  const footer = text.slice(text.lastIndexOf('[Truncated: '));
+  const calls = [];
+  const re = /Read offset=(\d+) limit=(\d+)|Bash `([^`]+)`/g;
+  for (const m of footer.matchAll(re)) {
+    if (m[1]) calls.push({ tool: 'Read', offset: Number(m[1]), limit: Number(m[2]) });
+    else calls.push({ tool: 'Bash', command: m[3] });
+  }
+  const pathMatch = footer.match(/Full text: (\S+\.txt) /) ?? footer.match(/'([^']+\.txt)'/);
+  return { calls, artifact: pathMatch ? pathMatch[1] : undefined };
+}
+
+// The calls a `handoff read --plan` output lists, one a line (a `# more:` line is not a call).
+export function planCalls(output) {
+  const calls = [];
+  for (const line of output.split('\n')) {
+    let m = line.match(/^Read offset=(\d+) limit=(\d+)$/);
+    if (m) calls.push({ tool: 'Read', offset: Number(m[1]), limit: Number(m[2]) });
+    m = line.match(/^Bash `([^`]+)`$/);
+    if (m) calls.push({ tool: 'Bash', command: m[1] });
+  }
+  return calls;
+}
+
+// The file's text as Claude Code's Read showed it: lines `N<TAB>text` numbered from `offset`.
+export function readLines(output, offset, limit) {
+  const lines = [];
+  for (const line of output.split('\n')) {
+    const m = line.match(/^\s*(\d+)\t(.*)$/s);
+    if (m && Number(m[1]) === offset + lines.length && lines.length < limit) lines.push(m[2]);
+  }
+  return lines;
+}
