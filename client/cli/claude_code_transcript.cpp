@@ -60,11 +60,20 @@ std::optional<json> assistant_line(std::string_view line) {
 transcript_turn read_transcript_turn(const std::filesystem::path& path, const std::string& tool_use_id) {
   transcript_turn turn;
   const std::string tail = read_tail(path, max_transcript_tail_bytes);
-  // Lines from the end: the first assistant line gives the usage; the message holding the tool
-  // call gives the turn (its lines are adjacent, one per block).
+  // Lines from the end: the first assistant line gives the usage; the lines of one message
+  // (adjacent, one per block, the same id) are gathered until the id changes, and the message
+  // whose lines hold the tool call is the turn.
   std::vector<json> message_lines;
   std::string message_id;
   bool found = false;
+  const auto holds_call = [&](const json& entry) {
+    const json& message = entry["message"];
+    if (!message.contains("content") || !message["content"].is_array()) return false;
+    const json& content = message["content"];
+    return std::any_of(content.begin(), content.end(), [&](const json& b) {
+      return b.is_object() && b.value("type", "") == "tool_use" && b.value("id", "") == tool_use_id;
+    });
+  };
   std::size_t end = tail.size();
   while (end > 0) {
     const std::size_t cut = tail.rfind('\n', end - 1);
@@ -80,19 +89,15 @@ transcript_turn read_transcript_turn(const std::filesystem::path& path, const st
       turn.context_tokens = tokens_of(usage, "input_tokens") + tokens_of(usage, "cache_read_input_tokens") +
                             tokens_of(usage, "cache_creation_input_tokens") + tokens_of(usage, "output_tokens");
     }
-    if (found && id != message_id) break;  // past the turn's first line
-    if (!found) {
-      const json& content = message.contains("content") ? message["content"] : json();
-      const bool holds = content.is_array() && std::any_of(content.begin(), content.end(), [&](const json& b) {
-                           return b.is_object() && b.value("type", "") == "tool_use" && b.value("id", "") == tool_use_id;
-                         });
-      if (!holds) continue;
-      found = true;
+    if (id != message_id || id.empty()) {
+      if (found) break;  // past the turn's first line
+      message_lines.clear();
       message_id = id;
     }
+    found = found || holds_call(*entry);
     message_lines.push_back(std::move(*entry));
-    if (id.empty()) break;  // without an id the message cannot be told from the next one
   }
+  if (!found) message_lines.clear();
   std::reverse(message_lines.begin(), message_lines.end());
   for (const json& entry : message_lines) {
     const json& content = entry["message"].contains("content") ? entry["message"]["content"] : json();

@@ -135,3 +135,142 @@ test('a foreground Agent answering 171 KB: at most 16 KiB with its first and las
     }
   });
 });
+
+test('a short answer passes byte for byte inside Claude Code\'s own framing, and makes no artifact', async () => {
+  await withWorld(async (world) => {
+    await world.startDaemon();
+    world.setup();
+    const answer = longAnswer(40, 60, 'short ');
+    const { respond, seen } = parentScript({ agents: ['CHILD-SHORT look'], answers: { 'CHILD-SHORT': answer } });
+    const model = await startModel(respond);
+    try {
+      const run = await world.claude(model.url);
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const result = seen.agentResults[0].text;
+      // Claude Code indents every line of the report by two spaces.
+      assert.ok(result.includes(answer.split('\n').map((l) => `  ${l}`).join('\n')), result.slice(0, 500));
+      assert.doesNotMatch(result, /Truncated|handoff/);
+      assert.deepEqual(world.artifacts(), []);
+    } finally {
+      await model.close();
+    }
+  });
+});
+
+test('four parallel 40 KB agents share one budget: together within 48 KiB, each with its first and last lines', async () => {
+  await withWorld(async (world) => {
+    await world.startDaemon();
+    world.setup();
+    const answers = {};
+    const prompts = [];
+    for (const tag of ['A', 'B', 'C', 'D']) {
+      answers[`CHILD-${tag}-`] = longAnswer(700, 58, `${tag} `);
+      prompts.push(`CHILD-${tag}- part ${tag}`);
+    }
+    for (const a of Object.values(answers)) assert.ok(bytes(a) > 40_000 && bytes(a) < 41 * KiB);
+    const { respond, seen } = parentScript({ agents: prompts, answers });
+    const model = await startModel(respond);
+    try {
+      const run = await world.claude(model.url);
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      assert.equal(seen.agentResults.length, 4);
+      const total = seen.agentResults.reduce((n, r) => n + bytes(r.text), 0);
+      assert.ok(total <= 48 * KiB, `the four results are ${total} bytes together`);
+      for (const tag of ['A', 'B', 'C', 'D']) {
+        const r = seen.agentResults.find((x) => x.text.includes(`${tag} finding 0001`));
+        assert.ok(r, `agent ${tag}'s result has its first line`);
+        assert.match(r.text, new RegExp(`${tag} VERDICT: ship it`));
+        assert.match(r.text, /\[Truncated: /);
+      }
+    } finally {
+      await model.close();
+    }
+  });
+});
+
+test('a parent whose context is 95% full gets a smaller result; with no context window known the static caps hold', async () => {
+  await withWorld(async (world) => {
+    await world.startDaemon();
+    world.setup();
+    const answer = longAnswer(3001, 57);
+    const sizes = {};
+    for (const [name, env, usage] of [
+      ['full', { CLAUDE_CODE_MAX_CONTEXT_TOKENS: '100000', DISABLE_AUTO_COMPACT: '1' }, { input_tokens: 95_000 }],
+      ['unknown', {}, { input_tokens: 95_000 }],
+    ]) {
+      const { respond, seen } = parentScript({ agents: [`CHILD-${name} go`], answers: { [`CHILD-${name}`]: answer }, usage });
+      const model = await startModel(respond);
+      try {
+        const run = await world.claude(model.url, { env });
+        assert.equal(run.code, 0, run.stderr + run.stdout);
+        sizes[name] = bytes(seen.agentResults[0].text);
+        assert.match(seen.agentResults[0].text, /VERDICT: ship it/);
+      } finally {
+        await model.close();
+      }
+    }
+    // 95,000 of 100,000 tokens: half the 5,000 left, at 4 bytes a token, is 10,000 bytes.
+    assert.ok(sizes.full <= 10_000 + 1024, `95% full: ${sizes.full} bytes`);
+    assert.ok(sizes.unknown > 14_000 && sizes.unknown <= 16 * KiB, `no window: ${sizes.unknown} bytes`);
+  });
+});
+
+test('handoffd stopped: the answer arrives whole with one line saying it was not bounded, within seconds', async () => {
+  await withWorld(async (world) => {
+    world.setup();  // no daemon at the socket
+    const answer = longAnswer(500, 60);  // 30 KB: Claude Code itself passes up to 50,000 characters whole
+    const { respond, seen } = parentScript({ agents: ['CHILD-NODAEMON go'], answers: { 'CHILD-NODAEMON': answer } });
+    const model = await startModel(respond);
+    try {
+      const run = await world.claude(model.url);
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const result = seen.agentResults[0].text;
+      assert.ok(result.includes(answer.split('\n').map((l) => `  ${l}`).join('\n')), 'the whole answer');
+      assert.match(result, /\[handoff: this result was not bounded \(handoffd: /);
+      assert.ok(run.ms < 30_000, `claude -p took ${run.ms} ms`);
+    } finally {
+      await model.close();
+    }
+  });
+});
+
+test('setup: a malformed settings file is refused and left untouched; --remove takes out exactly handoff\'s entries', async () => {
+  await withWorld(async (world) => {
+    const settings = `${world.home}/.claude/settings.json`;
+    fs.mkdirSync(`${world.home}/.claude`, { recursive: true });
+    fs.writeFileSync(settings, '{"model": "x", hooks: }');
+    assert.throws(() => world.setup(), /not valid JSON/);
+    assert.equal(fs.readFileSync(settings, 'utf8'), '{"model": "x", hooks: }');
+    const mine = { model: 'x', hooks: { PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo hi' }] }] }, permissions: { allow: ['Bash(ls:*)'] } };
+    fs.writeFileSync(settings, JSON.stringify(mine, null, 2));
+    world.setup('--foreground-agents');
+    const installed = JSON.parse(fs.readFileSync(settings, 'utf8'));
+    assert.equal(installed.hooks.PostToolUse.length, 2);
+    assert.equal(installed.hooks.PreToolUse.length, 1);
+    assert.ok(installed.permissions.allow.includes(`Read(/${world.artifactDir}/**)`));
+    assert.match(world.setup('--remove', '--dry-run'), /would write/);
+    world.setup('--remove');
+    assert.deepEqual(JSON.parse(fs.readFileSync(settings, 'utf8')), mine);
+  });
+});
+
+test('background agents: Claude Code\'s own notice by default; with --foreground-agents the agent runs in the foreground and is bounded', async () => {
+  await withWorld(async (world) => {
+    await world.startDaemon();
+    world.setup('--foreground-agents');
+    const answer = longAnswer(3001, 57);
+    // The parent leaves run_in_background out (Claude Code's default is a background agent).
+    const { respond, seen } = parentScript({ agents: ['CHILD-BG go'], answers: { 'CHILD-BG': answer }, background: null });
+    const model = await startModel(respond);
+    try {
+      const run = await world.claude(model.url);
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const result = seen.agentResults[0].text;
+      assert.ok(bytes(result) <= 16 * KiB, `${bytes(result)} bytes`);
+      assert.match(result, /VERDICT: ship it/);
+      assert.match(result, /\[Truncated: 171,016 bytes/);
+    } finally {
+      await model.close();
+    }
+  });
+});
