@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <exception>
+#include <thread>
 #include <vector>
 
 #include "cli/claude_code_transcript.hpp"
@@ -69,7 +70,16 @@ std::string bound_agent_answer(const json& hook, const json& response, const hoo
   const std::string text = agent_answer_text(response["content"]);
   if (parent.empty() || child.empty()) return {};
 
-  const transcript_turn turn = read_transcript_turn(hook.value("transcript_path", ""), child);
+  // Claude Code writes its transcript behind the tools it runs: on a busy machine the turn's
+  // assistant message was seen to land after the agents' hooks started. Read again until it is
+  // there, for a bounded time; then go on without it (no siblings, no usage: static caps).
+  const std::string transcript = hook.value("transcript_path", "");
+  transcript_turn turn = read_transcript_turn(transcript, child);
+  const auto give_up = std::chrono::steady_clock::now() + settings.transcript_wait;
+  while (turn.agents.empty() && !transcript.empty() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    turn = read_transcript_turn(transcript, child);
+  }
   std::vector<agent_call> siblings;
   for (const agent_call& call : turn.agents)
     if (call.tool_use_id != child && !call.background) siblings.push_back(call);

@@ -33,6 +33,9 @@ struct hook_settings {
   // How long a result waits for the turn's other Agent calls to finish (they run in parallel and
   // the parent sees none before all are done); then it is shared with those that have.
   std::chrono::milliseconds siblings_wait{25 * 60'000};
+  // How long to read the transcript again for the turn's assistant message, which Claude Code
+  // may write after the tool's hook has started.
+  std::chrono::milliseconds transcript_wait{3'000};
   // The parent model's context window, tokens: $HANDOFF_CONTEXT_WINDOW, else
   // $CLAUDE_CODE_MAX_CONTEXT_TOKENS (which Claude Code itself honours); else unknown, and the
   // static caps apply (Claude Code tells a hook no window).
