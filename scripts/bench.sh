@@ -3,7 +3,7 @@
 # ratios measured side by side in the same run (absolute times are not comparable between runs
 # on a shared machine; the ratios are what the README quotes).
 #
-#   scripts/bench.sh [STEP...]      STEP: projection, e2e, recovery, soak
+#   scripts/bench.sh [STEP...]      STEP: projection, e2e, recovery, hook, soak
 #                                   (default: projection e2e recovery)
 #
 #   projection  handoff's projection (bench/projection_bench.cpp, Google Benchmark) against a
@@ -20,6 +20,10 @@
 #               scripts/bench_e2e.sh recovery). 2.5 to 4.5 minutes on this project's 2-core
 #               machine at a load average of 8, nearly all of it making the 10,000 fsynced
 #               completions
+#   hook        the Claude Code hook (`handoff hook claude-code`) started per call as Claude
+#               Code runs it, against a trivial C++ program reading stdin (a short answer: no
+#               daemon call; target 2x) and against process start + SHA-256 + one fsync'd write
+#               of the text (a 171 KB answer through a real handoffd; target 3x)
 #   soak        one daemon, many parent sessions in turn (bench/soak_bench.cpp): RSS, open fds
 #               and known parents sampled as it goes must stay flat. Long: 32 min per
 #               100,000 parents with HANDOFF_BENCH_DATA_DIR on a tmpfs, about 11 h on this
@@ -87,6 +91,15 @@ step_recovery() {
   echo "## Restart after a crash"
   echo
   HANDOFF_BENCH_BUILD_DIR="$build" "$root/scripts/bench_e2e.sh" recovery
+  echo
+}
+
+step_hook() {
+  build_targets handoffd handoff handoff_bench_hook handoff_bench_hook_floor
+  echo "## The Claude Code hook against its floors"
+  echo
+  "$build/bench/handoff_bench_hook" --cli "$build/client/handoff" --floor "$build/bench/handoff_bench_hook_floor" \
+    --dir "${HANDOFF_BENCH_DATA_DIR:-$build/bench-data}/hook" --rounds "${HANDOFF_HOOK_ROUNDS:-30}"
   echo
 }
 

@@ -1,0 +1,124 @@
+// The Claude Code hook's wall time as Claude Code runs it: a new `handoff hook claude-code`
+// process per call, its input on stdin, until it exits; against its floors in the same run
+// (bench/hook_floor.cpp), in alternating rounds, medians reported with their ratios.
+//   short   a 4 KiB Agent answer, no sibling: no daemon call. Floor: a trivial C++ program
+//           started and reading its stdin. Target <= 2x.
+//   long    a 171,016-byte answer, through a real handoffd: completed + one wait + the
+//           projection. Floor: process start + SHA-256 + one fsync'd write of the text on the
+//           same file system. Target <= 3x.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench_daemon.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Runs argv with `input` on stdin and stdout to /dev/null; returns its wall time, microseconds.
+double run_us(const std::vector<std::string>& argv, const std::string& input, const std::vector<std::string>& env) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
+  const auto start = clock_type::now();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipe_fds[0], STDIN_FILENO);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(pipe_fds[0]);
+  for (std::size_t done = 0; done < input.size();) {
+    const ssize_t n = ::write(pipe_fds[1], input.data() + done, input.size() - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(pipe_fds[1]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const double us = std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error(argv[0] + " failed");
+  return us;
+}
+
+std::string answer(std::size_t lines, std::size_t width) {
+  std::string out;
+  for (std::size_t i = 1; i < lines; ++i) {
+    char head[32];
+    std::snprintf(head, sizeof head, "finding %04zu ", i);
+    out += head;
+    out.append(width - 14, 'x');
+    out.push_back('\n');
+  }
+  out += "VERDICT: ship it";
+  return out;
+}
+
+std::string hook_input(const std::string& session, const std::string& tool_use, const std::string& text) {
+  nlohmann::json in = {
+      {"session_id", session}, {"transcript_path", ""}, {"cwd", "/"}, {"hook_event_name", "PostToolUse"},
+      {"tool_name", "Agent"}, {"tool_use_id", tool_use},
+      {"tool_input", {{"description", "bench"}, {"prompt", "go"}, {"run_in_background", false}}},
+      {"tool_response", {{"status", "completed"}, {"agentId", "a0"}, {"content", {{{"type", "text"}, {"text", text}}}}}}};
+  return in.dump();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"The Claude Code hook's wall time against its floors"};
+  std::string cli, floor_program, handoffd = HANDOFF_BENCH_HANDOFFD;
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "handoff-hook-bench";
+  int rounds = 30;
+  app.add_option("--cli", cli, "the handoff CLI")->required();
+  app.add_option("--floor", floor_program, "bench/hook_floor")->required();
+  app.add_option("--dir", dir, "where the daemon's store and the floor's file go");
+  app.add_option("--rounds", rounds, "rounds of each case");
+  CLI11_PARSE(app, argc, argv);
+  std::filesystem::create_directories(dir);
+  handoff::bench::bench_daemon daemon(handoffd, dir);
+  const std::vector<std::string> env = {"HANDOFF_SOCKET=" + daemon.socket().string()};
+  const std::string short_text = answer(64, 64);
+  const std::string long_text = answer(3001, 57);
+  std::vector<double> floor_short, hook_short, floor_long, hook_long;
+  const std::string floor_file = (dir / "floor.txt").string();
+  for (int r = 0; r < rounds; ++r) {
+    const std::string session = "bench-" + std::to_string(::getpid()) + "-" + std::to_string(r);
+    floor_short.push_back(run_us({floor_program}, short_text, {}));
+    hook_short.push_back(run_us({cli, "hook", "claude-code"}, hook_input(session, "s", short_text), env));
+    floor_long.push_back(run_us({floor_program, floor_file}, long_text, {}));
+    hook_long.push_back(run_us({cli, "hook", "claude-code"}, hook_input(session, "l", long_text + std::to_string(r)), env));
+  }
+  std::printf("| case | hook, median | floor, median | ratio | target |\n|---|--:|--:|--:|--:|\n");
+  std::printf("| short answer (4 KiB, no daemon call) | %.0f us | %.0f us | %.2fx | <= 2x |\n", median(hook_short),
+              median(floor_short), median(hook_short) / median(floor_short));
+  std::printf("| 171 KB answer (completed + wait + projection) | %.0f us | %.0f us | %.2fx | <= 3x |\n", median(hook_long),
+              median(floor_long), median(hook_long) / median(floor_long));
+  std::printf("\n%d rounds, alternating; floors: a trivial C++ program reading stdin, and the same plus SHA-256 and "
+              "one fsync'd write of the text.\n", rounds);
+  return 0;
+}
