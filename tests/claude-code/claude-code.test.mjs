@@ -254,7 +254,7 @@ test('setup: a malformed settings file is refused and left untouched; --remove t
   });
 });
 
-test('background agents: Claude Code\'s own notice by default; with --foreground-agents the agent runs in the foreground and is bounded', async () => {
+test('background agents: with --foreground-agents an Agent call that leaves run_in_background out (a background agent by default) runs in the foreground and is bounded', async () => {
   await withWorld(async (world) => {
     await world.startDaemon();
     world.setup('--foreground-agents');
