@@ -116,6 +116,13 @@ std::size_t least_cut_bytes(text_shape shape, std::string_view artifact_path, st
   return std::max(min_cut_bytes(shape, saved), min_cut_bytes(shape, failed));
 }
 
+surface_caps framed_caps(surface_caps caps, const reader_profile& reader) noexcept {
+  const std::size_t frame_most = reader.frame_bytes + reader.line_indent_bytes * caps.max_lines;
+  caps.per_result_bytes = caps.per_result_bytes > frame_most + caps.floor_bytes ? caps.per_result_bytes - frame_most
+                                                                                : caps.floor_bytes;
+  return caps;
+}
+
 std::string section_header(const batch_input& in) {
   std::string out = "Subagent ";
   out += one_line(in.child_id);
@@ -147,11 +154,7 @@ batch build_batch(std::span<const batch_input> inputs, const batch_options& opti
   // frame and the indent of every line a projection may have come out of its per-result cap and
   // count as wrapper in the batch, so what the model reads stays within both caps.
   const reader_profile& reader = *options.profile;
-  surface_caps caps = options.caps;
-  const std::size_t frame_most = reader.frame_bytes + reader.line_indent_bytes * caps.max_lines;
-  caps.per_result_bytes = caps.per_result_bytes > frame_most + caps.floor_bytes
-                              ? caps.per_result_bytes - frame_most
-                              : caps.floor_bytes;
+  const surface_caps caps = framed_caps(options.caps, reader);
   std::vector<std::string> headers;
   std::vector<budget_item> items;
   std::vector<text_shape> shapes;

@@ -71,6 +71,11 @@ struct batch_options {
   const reader_profile* profile = &pi_reader;  // the tools the footers' calls are for
 };
 
+// The caps a batch for `reader` holds each projection to: the per-result cap less the most the
+// harness adds around one result (its frame, and its indent on each of max_lines lines), never
+// below the floor. Pi adds nothing: `caps` as they are.
+surface_caps framed_caps(surface_caps caps, const reader_profile& reader) noexcept;
+
 // The header block before a section's projection: the `Subagent ...` line (id and title with
 // line breaks turned into spaces), an `Error: ...` line when there is an error, and the blank
 // line. The "\n\n---\n\n" separator before every section but the first is not part of it.

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli/claude_code_transcript.hpp"
-#include "engine/budget.hpp"
+#include "engine/batch.hpp"
 #include "engine/projection.hpp"
 #include "engine/reader_profile.hpp"
 #include "handoff/client.hpp"
@@ -143,9 +143,8 @@ std::string agent_answer_text(const json& content) {
 }
 
 bool fits_unchanged(const std::string& text) {
-  const surface_caps caps = surface_caps::wait();
-  const std::size_t frame = claude_code_reader.frame_bytes + claude_code_reader.line_indent_bytes * caps.max_lines;
-  return fits(text, projection_limits{caps.per_result_bytes - frame, caps.max_lines});
+  const surface_caps caps = framed_caps(surface_caps::wait(), claude_code_reader);
+  return fits(text, projection_limits{caps.per_result_bytes, caps.max_lines});
 }
 
 std::string run_claude_code_hook(const std::string& input, const hook_settings& settings) {
