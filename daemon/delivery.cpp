@@ -210,16 +210,20 @@ asio::awaitable<service::built_batch> service::build(std::vector<held_result> re
   const batch_options options = options_param;
   auto work = [this, &results, &companions, &options] {
     // One list in completion order: the results to project and the companions beside them.
-    std::vector<const held_result*> order;
-    for (const auto& r : results) order.push_back(&r);
-    for (const auto& r : companions) order.push_back(&r);
-    std::stable_sort(order.begin(), order.end(), [](const held_result* a, const held_result* b) { return a->seq < b->seq; });
+    struct entry {
+      const held_result* result;
+      bool companion;
+    };
+    std::vector<entry> order;
+    order.reserve(results.size() + companions.size());
+    for (const auto& r : results) order.push_back({&r, false});
+    for (const auto& r : companions) order.push_back({&r, true});
+    std::stable_sort(order.begin(), order.end(), [](const entry& a, const entry& b) { return a.result->seq < b.result->seq; });
     std::vector<mapped_file> texts;
     std::vector<batch_input> inputs;
     texts.reserve(results.size());
     inputs.reserve(order.size());
-    for (const held_result* r : order) {
-      const bool companion = r < results.data() || r >= results.data() + results.size();
+    for (const auto& [r, companion] : order) {
       if (companion) {
         batch_input in{r->info.child_id, r->info.title, r->info.status, r->info.error, {}, r->sha256, std::nullopt, r->shape};
         in.companion = true;
@@ -232,7 +236,7 @@ asio::awaitable<service::built_batch> service::build(std::vector<held_result> re
     }
     built_batch out{build_batch(inputs, options, &store_), {}};
     for (const auto& s : out.b.sections) {
-      out.admitted_seqs.push_back(order[s.input_index]->seq);
+      out.admitted_seqs.push_back(order[s.input_index].result->seq);
       if (s.artifact && !s.artifact->link_error.empty()) note_artifact_copied(*s.artifact);
     }
     return out;

@@ -122,9 +122,9 @@ class service final : public message_sink {
   // subagent/wait's steps (wait.cpp).
   asio::awaitable<void> require_known(const std::string& parent_id, const std::vector<std::string>& child_ids);
   asio::awaitable<bool> sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p,
+                                            const std::vector<std::string>& siblings,
                                             const nlohmann::json& request_id);
   void on_wait_written(reservation& taken, bool written);
-  bool any_running(const std::string& parent_id, const std::vector<std::string>& child_ids) const;
   std::vector<held_result> companions_of(const std::string& parent_id, const std::vector<std::string>& siblings) const;
 
   // Auto-delivery (delivery.cpp).

@@ -58,14 +58,13 @@ asio::awaitable<void> service::require_known(const std::string& parent_id, const
 }
 
 asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p,
-                                                   const json& request_id) {
+                                                   const std::vector<std::string>& siblings, const json& request_id) {
   // Sleep until the children settle, the deadline passes, the client leaves or cancels, or we
   // stop. A cancelled wait has taken nothing: its results stay pending (auto-delivery).
   auto executor = co_await asio::this_coro::executor;
   asio::steady_timer timer(executor);
   const auto deadline = p.timeout_ms ? std::chrono::steady_clock::now() + std::chrono::milliseconds(*p.timeout_ms)
                                      : std::chrono::steady_clock::time_point::max();
-  const std::vector<std::string> siblings = siblings_of(p);
   std::vector<std::string> watched = p.child_ids;
   watched.insert(watched.end(), siblings.begin(), siblings.end());
   const watch self = ledger_.watch_children(p.parent_id, watched, [&timer] { timer.cancel(); });
@@ -79,7 +78,7 @@ asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connect
       throw rpc_error(errc::request_cancelled, "subagent/wait was cancelled by the client; nothing was taken, "
                                                "its results stay pending");
     if (stopping_ || !conn->is_open()) co_return false;
-    if (ledger_.settled(p.parent_id, p.child_ids) && !any_running(p.parent_id, siblings)) co_return false;
+    if (ledger_.settled(p.parent_id, p.child_ids) && !ledger_.any_running(p.parent_id, siblings)) co_return false;
     if (std::chrono::steady_clock::now() >= deadline) co_return true;
     timer.expires_at(deadline);
     co_await timer.async_wait(as_tuple);
@@ -89,9 +88,10 @@ asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connect
 asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait_params params, json request_id_param) {
   const rpc::wait_params p = std::move(params);
   const json request_id = std::move(request_id_param);
+  const std::vector<std::string> siblings = siblings_of(p);
   co_await require_known(p.parent_id, p.child_ids);
-  co_await require_known(p.parent_id, siblings_of(p));
-  const bool timed_out = co_await sleep_until_settled(conn, p, request_id);
+  co_await require_known(p.parent_id, siblings);
+  const bool timed_out = co_await sleep_until_settled(conn, p, siblings, request_id);
   if (stopping_) throw rpc_error(errc::shutting_down, "handoffd is shutting down; the results stay queued");
   if (!conn->is_open()) co_return reply{};  // nobody to answer; results stay pending
 
@@ -112,8 +112,8 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
     if (auto endpoint = endpoint_of(p.parent_id); endpoint && endpoint != conn)
       options.usage = co_await ask_usage(endpoint, p.parent_id);
   const std::vector<held_result> held = taken.held();
-  const built_batch built = co_await build(held, options, companions_of(p.parent_id, siblings_of(p)));
-  // (on failure `taken` gives them back)
+  // On failure `taken` gives them back.
+  const built_batch built = co_await build(held, options, companions_of(p.parent_id, siblings));
   // Deferred results go back to the pool; admitted ones stay reserved until written.
   taken.keep_only(built.admitted_seqs);
   result.batch = to_wire(built.b);
@@ -124,13 +124,6 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   auto kept = std::make_shared<reservation>(std::move(taken));
   r.on_written = [this, kept](bool written) { on_wait_written(*kept, written); };
   co_return r;
-}
-
-bool service::any_running(const std::string& parent_id, const std::vector<std::string>& child_ids) const {
-  return std::any_of(child_ids.begin(), child_ids.end(), [&](const std::string& id) {
-    const child* c = ledger_.find_child(parent_id, id);
-    return c != nullptr && c->state == child_state::running;
-  });
 }
 
 std::vector<held_result> service::companions_of(const std::string& parent_id,

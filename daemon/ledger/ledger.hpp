@@ -229,6 +229,8 @@ class ledger {
   // Every listed child has an outcome and none is reserved by another client (a reserved result
   // may come back). A forgotten child or parent counts as settled.
   bool settled(const std::string& parent_id, const std::vector<std::string>& child_ids) const;
+  // Some listed child is running (a wait's batchWith siblings: reserved ones count as done).
+  bool any_running(const std::string& parent_id, const std::vector<std::string>& child_ids) const;
   // Sorts the listed children that `taken` (the wait's own reservation) did not take.
   wait_outcome outcome_of(const std::string& parent_id, const std::vector<std::string>& child_ids,
                           const reservation& taken) const;

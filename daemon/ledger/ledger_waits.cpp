@@ -78,6 +78,13 @@ bool ledger::settled(const std::string& parent_id, const std::vector<std::string
   });
 }
 
+bool ledger::any_running(const std::string& parent_id, const std::vector<std::string>& child_ids) const {
+  return std::any_of(child_ids.begin(), child_ids.end(), [&](const std::string& id) {
+    const child* c = find_child(parent_id, id);
+    return c != nullptr && c->state == child_state::running;
+  });
+}
+
 wait_outcome ledger::outcome_of(const std::string& parent_id, const std::vector<std::string>& child_ids,
                                 const reservation& taken) const {
   wait_outcome out;
