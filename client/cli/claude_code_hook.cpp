@@ -9,7 +9,9 @@
 #include "engine/batch.hpp"
 #include "engine/projection.hpp"
 #include "engine/reader_profile.hpp"
+#include "engine/projection_notice.hpp"
 #include "handoff/client.hpp"
+#include "protocol/default_paths.hpp"
 
 namespace handoff::cli {
 namespace {
@@ -52,11 +54,11 @@ client::connection connect(const hook_settings& settings) {
 // A background agent launched, or an agent failed: it will not complete here, so a sibling's
 // wait must not wait for it.
 void cancel_child(const json& hook, const hook_settings& settings) {
+  const std::string parent = hook.value("session_id", "");
+  const std::string child = hook.value("tool_use_id", "");
+  if (parent.empty() || child.empty()) return;
   try {
     client::connection c = connect(settings);
-    const std::string parent = hook.value("session_id", "");
-    const std::string child = hook.value("tool_use_id", "");
-    if (parent.empty() || child.empty()) return;
     c.started({parent, child, ""});
     c.cancel({parent, {child}});
   } catch (const std::exception&) {
@@ -114,17 +116,26 @@ std::string bound_agent_answer(const json& hook, const json& response, const hoo
     const rpc::wait_result result = c.wait(wait);
     for (const rpc::section_dto& section : result.batch.sections)
       if (section.child_id == child) return with_content(response, section.text);
-    if (result.batch.deferred > 0)
-      return with_content(response,
-                          "[handoff: this agent's answer (" + std::to_string(text.size()) +
-                              " bytes) was held back to keep this turn within its budget; it is kept in handoffd. "
-                              "Get it when you have room: Bash `handoff wait --reader claude-code --parent '" +
-                              parent + "' '" + child + "'`]");
+    if (result.batch.deferred > 0) {
+      // The command names this very executable, quoted as the footers quote theirs.
+      const std::string self = rpc::own_executable().string();
+      std::string command;
+      append_shell_word(command, self.empty() ? std::string("handoff") : self);
+      command += " wait --reader claude-code --parent ";
+      append_shell_word(command, parent);
+      command.push_back(' ');
+      append_shell_word(command, child);
+      return with_content(response, "[handoff: this agent's answer (" + std::to_string(text.size()) +
+                                        " bytes) was held back to keep this turn within its budget; it is kept in "
+                                        "handoffd. Get it when you have room: Bash `" + command + "`]");
+    }
     return not_bounded(response, "handoffd answered no section for it");
   } catch (const std::exception& e) {
     return not_bounded(response, std::string("handoffd: ") + e.what());
   }
 }
+
+std::string run_hook_event(const std::string& input, const hook_settings& settings);
 
 }  // namespace
 
@@ -148,6 +159,18 @@ bool fits_unchanged(const std::string& text) {
 }
 
 std::string run_claude_code_hook(const std::string& input, const hook_settings& settings) {
+  // One place for input of unexpected types (a number where a string was meant, ...): the tool's
+  // own output stands, as for any input this hook does not handle.
+  try {
+    return run_hook_event(input, settings);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+namespace {
+
+std::string run_hook_event(const std::string& input, const hook_settings& settings) {
   if (input.size() > max_hook_input_bytes) return {};
   const json hook = json::parse(input, nullptr, false);
   if (!hook.is_object() || hook.value("tool_name", "") != "Agent") return {};
@@ -174,5 +197,7 @@ std::string run_claude_code_hook(const std::string& input, const hook_settings& 
   if (status != "completed" || !response.contains("content") || !response["content"].is_array()) return {};
   return bound_agent_answer(hook, response, settings);
 }
+
+}  // namespace
 
 }  // namespace handoff::cli
