@@ -72,12 +72,23 @@ function parentScript({ agents, answers, follow = false, usage = {}, background 
     }
     if (phase === 2 && results.size > 0) {
       seen.followResults = inOrder(results);
-      if (process.env.SHOW) { console.log([...results.keys()]); console.log(JSON.stringify(req.messages.slice(-3)).slice(0, 3000)); }
       phase = 3;
     }
     return { text: 'done' };
   };
   return { respond, seen };
+}
+
+// Runs `claude -p` in `world` on a scripted model answering with `respond`; it must exit 0.
+async function runClaude(world, respond, options = {}) {
+  const model = await startModel(respond);
+  try {
+    const run = await world.claude(model.url, options);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    return run;
+  } finally {
+    await model.close();
+  }
 }
 
 async function withWorld(body) {
@@ -97,42 +108,34 @@ test('a foreground Agent answering 171 KB: at most 16 KiB with its first and las
     const answer = longAnswer(3001, 57);
     assert.equal(bytes(answer), 171016);
     const { respond, seen } = parentScript({ agents: ['CHILD-LONG audit the parser'], answers: { 'CHILD-LONG': answer }, follow: true });
-    const model = await startModel(respond);
-    try {
-      const run = await world.claude(model.url);
-      assert.equal(run.code, 0, run.stderr + run.stdout);
-      assert.equal(seen.agentResults?.length, 1);
-      const result = seen.agentResults[0].text;
-      assert.ok(bytes(result) <= 16 * KiB, `the parent's tool result is ${bytes(result)} bytes`);
-      assert.match(result, /finding 0001 x+/);
-      assert.match(result, /VERDICT: ship it/);
-      assert.match(result, /\[\.\.\. middle omitted: lines \d+-\d+ of 3001/);
-      assert.match(result, /\[Truncated: 171,016 bytes \/ 3001 lines in full/);
-      // The artifact holds the answer byte for byte.
-      assert.ok(seen.artifact, 'the footer names the artifact');
-      assert.equal(fs.readFileSync(seen.artifact, 'utf8'), answer);
-      // Every call the footer names came back whole, none refused, and together they are the
-      // omitted lines.
-      if (process.env.SHOW) console.log(result.slice(0, 400), "\n...\n", result.slice(-900));
-      const omitted = result.match(/omitted lines (\d+)-(\d+) (?:in|back)/);
-      assert.ok(omitted, 'the footer names the omitted lines');
-      assert.ok(seen.followCalls.length > 0);
-      assert.equal(seen.followResults?.length, seen.followCalls.length);
-      const got = [];
-      seen.followCalls.forEach((call, i) => {
-        const r = seen.followResults[i];
-        assert.equal(r.isError, false, `call ${i + 1} was refused: ${r.text.slice(0, 300)}`);
-        assert.equal(call.tool, 'Read');
-        if (process.env.SHOW) console.log(JSON.stringify(r.text.slice(0, 300)), JSON.stringify(r.text.slice(-400)));
-        const lines = readLines(r.text, call.offset, call.limit);
-        assert.equal(lines.length, call.limit, `Read offset=${call.offset} limit=${call.limit} returned ${lines.length} lines`);
-        got.push(...lines);
-      });
-      const all = answer.split('\n');
-      assert.deepEqual(got, all.slice(Number(omitted[1]) - 1, Number(omitted[2])));
-    } finally {
-      await model.close();
-    }
+    const run = await runClaude(world, respond);
+    assert.equal(seen.agentResults?.length, 1);
+    const result = seen.agentResults[0].text;
+    assert.ok(bytes(result) <= 16 * KiB, `the parent's tool result is ${bytes(result)} bytes`);
+    assert.match(result, /finding 0001 x+/);
+    assert.match(result, /VERDICT: ship it/);
+    assert.match(result, /\[\.\.\. middle omitted: lines \d+-\d+ of 3001/);
+    assert.match(result, /\[Truncated: 171,016 bytes \/ 3001 lines in full/);
+    // The artifact holds the answer byte for byte.
+    assert.ok(seen.artifact, 'the footer names the artifact');
+    assert.equal(fs.readFileSync(seen.artifact, 'utf8'), answer);
+    // Every call the footer names came back whole, none refused, and together they are the
+    // omitted lines.
+    const omitted = result.match(/omitted lines (\d+)-(\d+) (?:in|back)/);
+    assert.ok(omitted, 'the footer names the omitted lines');
+    assert.ok(seen.followCalls.length > 0);
+    assert.equal(seen.followResults?.length, seen.followCalls.length);
+    const got = [];
+    seen.followCalls.forEach((call, i) => {
+      const r = seen.followResults[i];
+      assert.equal(r.isError, false, `call ${i + 1} was refused: ${r.text.slice(0, 300)}`);
+      assert.equal(call.tool, 'Read');
+      const lines = readLines(r.text, call.offset, call.limit);
+      assert.equal(lines.length, call.limit, `Read offset=${call.offset} limit=${call.limit} returned ${lines.length} lines`);
+      got.push(...lines);
+    });
+    const all = answer.split('\n');
+    assert.deepEqual(got, all.slice(Number(omitted[1]) - 1, Number(omitted[2])));
   });
 });
 
@@ -142,18 +145,12 @@ test('a short answer passes byte for byte inside Claude Code\'s own framing, and
     world.setup();
     const answer = longAnswer(40, 60, 'short ');
     const { respond, seen } = parentScript({ agents: ['CHILD-SHORT look'], answers: { 'CHILD-SHORT': answer } });
-    const model = await startModel(respond);
-    try {
-      const run = await world.claude(model.url);
-      assert.equal(run.code, 0, run.stderr + run.stdout);
-      const result = seen.agentResults[0].text;
-      // Claude Code indents every line of the report by two spaces.
-      assert.ok(result.includes(answer.split('\n').map((l) => `  ${l}`).join('\n')), result.slice(0, 500));
-      assert.doesNotMatch(result, /Truncated|handoff/);
-      assert.deepEqual(world.artifacts(), []);
-    } finally {
-      await model.close();
-    }
+    const run = await runClaude(world, respond);
+    const result = seen.agentResults[0].text;
+    // Claude Code indents every line of the report by two spaces.
+    assert.ok(result.includes(answer.split('\n').map((l) => `  ${l}`).join('\n')), result.slice(0, 500));
+    assert.doesNotMatch(result, /Truncated|handoff/);
+    assert.deepEqual(world.artifacts(), []);
   });
 });
 
@@ -169,21 +166,15 @@ test('four parallel 40 KB agents share one budget: together within 48 KiB, each 
     }
     for (const a of Object.values(answers)) assert.ok(bytes(a) > 40_000 && bytes(a) < 41 * KiB);
     const { respond, seen } = parentScript({ agents: prompts, answers });
-    const model = await startModel(respond);
-    try {
-      const run = await world.claude(model.url);
-      assert.equal(run.code, 0, run.stderr + run.stdout);
-      assert.equal(seen.agentResults.length, 4);
-      const total = seen.agentResults.reduce((n, r) => n + bytes(r.text), 0);
-      assert.ok(total <= 48 * KiB, `the four results are ${total} bytes together`);
-      for (const tag of ['A', 'B', 'C', 'D']) {
-        const r = seen.agentResults.find((x) => x.text.includes(`${tag} finding 0001`));
-        assert.ok(r, `agent ${tag}'s result has its first line`);
-        assert.match(r.text, new RegExp(`${tag} VERDICT: ship it`));
-        assert.match(r.text, /\[Truncated: /);
-      }
-    } finally {
-      await model.close();
+    const run = await runClaude(world, respond);
+    assert.equal(seen.agentResults.length, 4);
+    const total = seen.agentResults.reduce((n, r) => n + bytes(r.text), 0);
+    assert.ok(total <= 48 * KiB, `the four results are ${total} bytes together`);
+    for (const tag of ['A', 'B', 'C', 'D']) {
+      const r = seen.agentResults.find((x) => x.text.includes(`${tag} finding 0001`));
+      assert.ok(r, `agent ${tag}'s result has its first line`);
+      assert.match(r.text, new RegExp(`${tag} VERDICT: ship it`));
+      assert.match(r.text, /\[Truncated: /);
     }
   });
 });
@@ -199,15 +190,9 @@ test('a parent whose context is 95% full gets a smaller result; with no context 
       ['unknown', {}, { input_tokens: 95_000 }],
     ]) {
       const { respond, seen } = parentScript({ agents: [`CHILD-${name} go`], answers: { [`CHILD-${name}`]: answer }, usage });
-      const model = await startModel(respond);
-      try {
-        const run = await world.claude(model.url, { env });
-        assert.equal(run.code, 0, run.stderr + run.stdout);
-        sizes[name] = bytes(seen.agentResults[0].text);
-        assert.match(seen.agentResults[0].text, /VERDICT: ship it/);
-      } finally {
-        await model.close();
-      }
+      const run = await runClaude(world, respond, { env });
+      sizes[name] = bytes(seen.agentResults[0].text);
+      assert.match(seen.agentResults[0].text, /VERDICT: ship it/);
     }
     // 95,000 of 100,000 tokens: half the 5,000 left, at 4 bytes a token, is 10,000 bytes.
     assert.ok(sizes.full <= 10_000 + 1024, `95% full: ${sizes.full} bytes`);
@@ -220,17 +205,11 @@ test('handoffd stopped: the answer arrives whole with one line saying it was not
     world.setup();  // no daemon at the socket
     const answer = longAnswer(500, 60);  // 30 KB: Claude Code itself passes up to 50,000 characters whole
     const { respond, seen } = parentScript({ agents: ['CHILD-NODAEMON go'], answers: { 'CHILD-NODAEMON': answer } });
-    const model = await startModel(respond);
-    try {
-      const run = await world.claude(model.url);
-      assert.equal(run.code, 0, run.stderr + run.stdout);
-      const result = seen.agentResults[0].text;
-      assert.ok(result.includes(answer.split('\n').map((l) => `  ${l}`).join('\n')), 'the whole answer');
-      assert.match(result, /\[handoff: this result was not bounded \(handoffd: /);
-      assert.ok(run.ms < 30_000, `claude -p took ${run.ms} ms`);
-    } finally {
-      await model.close();
-    }
+    const run = await runClaude(world, respond);
+    const result = seen.agentResults[0].text;
+    assert.ok(result.includes(answer.split('\n').map((l) => `  ${l}`).join('\n')), 'the whole answer');
+    assert.match(result, /\[handoff: this result was not bounded \(handoffd: /);
+    assert.ok(run.ms < 30_000, `claude -p took ${run.ms} ms`);
   });
 });
 
@@ -261,16 +240,10 @@ test('background agents: with --foreground-agents an Agent call that leaves run_
     const answer = longAnswer(3001, 57);
     // The parent leaves run_in_background out (Claude Code's default is a background agent).
     const { respond, seen } = parentScript({ agents: ['CHILD-BG go'], answers: { 'CHILD-BG': answer }, background: null });
-    const model = await startModel(respond);
-    try {
-      const run = await world.claude(model.url);
-      assert.equal(run.code, 0, run.stderr + run.stdout);
-      const result = seen.agentResults[0].text;
-      assert.ok(bytes(result) <= 16 * KiB, `${bytes(result)} bytes`);
-      assert.match(result, /VERDICT: ship it/);
-      assert.match(result, /\[Truncated: 171,016 bytes/);
-    } finally {
-      await model.close();
-    }
+    const run = await runClaude(world, respond);
+    const result = seen.agentResults[0].text;
+    assert.ok(bytes(result) <= 16 * KiB, `${bytes(result)} bytes`);
+    assert.match(result, /VERDICT: ship it/);
+    assert.match(result, /\[Truncated: 171,016 bytes/);
   });
 });
