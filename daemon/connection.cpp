@@ -182,10 +182,11 @@ asio::awaitable<void> connection::read_loop() {
       close_after_drain();
       co_return;
     }
+    const bool was_partial = partial_since_ != std::chrono::steady_clock::time_point{};
     partial_since_ = !decoder_.in_frame() ? std::chrono::steady_clock::time_point{}
-                     : partial_since_ == std::chrono::steady_clock::time_point{}
-                         ? std::chrono::steady_clock::now()
-                         : partial_since_;
+                     : was_partial        ? partial_since_
+                                          : std::chrono::steady_clock::now();
+    if (!was_partial && decoder_.in_frame()) watchdog_timer_.cancel();  // a frame started: set its deadline
   }
 }
 
@@ -278,18 +279,21 @@ asio::awaitable<void> connection::write_loop() {
 }
 
 asio::awaitable<void> connection::watchdog() {
+  // Asleep while no frame is partly read (the reader wakes it when one starts), so an idle
+  // connection costs the I/O thread no wake-ups; otherwise until that frame's deadline.
   auto self = shared_from_this();
   const auto limit = std::chrono::milliseconds(cfg_.frame_timeout_ms);
   while (open_) {
-    watchdog_timer_.expires_after(std::chrono::seconds(1));
-    co_await watchdog_timer_.async_wait(as_tuple);
-    if (!open_) co_return;
-    if (partial_since_ != std::chrono::steady_clock::time_point{} &&
-        std::chrono::steady_clock::now() - partial_since_ > limit) {
+    const bool partial = partial_since_ != std::chrono::steady_clock::time_point{};
+    if (partial && std::chrono::steady_clock::now() - partial_since_ > limit) {
       spdlog::warn("connection {}: a frame took over {} ms to arrive; closing", id_, limit.count());
       send(rpc::make_error(nullptr, rpc::errc::request_timeout, "frame not completed in time"));
       close_after_drain();
+      co_return;
     }
+    watchdog_timer_.expires_at(partial ? partial_since_ + limit + std::chrono::milliseconds(1)
+                                       : std::chrono::steady_clock::time_point::max());
+    co_await watchdog_timer_.async_wait(as_tuple);
   }
 }
 
