@@ -15,6 +15,8 @@
 
 #include "cli/claude_code_settings.hpp"
 #include "cli/daemon_command.hpp"
+#include "engine/atomic_file.hpp"
+#include "engine/posix_io.hpp"
 #include "engine/projection_notice.hpp"
 #include "protocol/default_paths.hpp"
 
@@ -24,6 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
+constexpr std::size_t max_settings_bytes = 16 << 20;  // a settings file larger than this is refused
+
 struct setup_options {
   std::string project;       // --project DIR: DIR/.claude/settings.json instead of the user's
   std::string artifact_dir;  // --artifact-dir: the store to allow Read in [handoffd's default]
@@ -32,39 +36,18 @@ struct setup_options {
   bool foreground_agents = false;
 };
 
-// The file's text, or nullopt when it does not exist. Throws std::runtime_error on anything else
-// (a symlink, not a regular file, unreadable).
+// The file's text, or nullopt when it does not exist. Throws (fs_error, std::runtime_error) on
+// anything else: a symlink, not a regular file, over 16 MiB, unreadable.
 std::optional<std::string> read_settings(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
+  const unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) {
     if (errno == ENOENT) return std::nullopt;
     if (errno == ELOOP) throw std::runtime_error(path.string() + " is a symlink; handoff edits only a regular file");
-    throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
+    throw fs_error(errno, "opening " + path.string());
   }
   struct stat st{};
-  std::string text;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw std::runtime_error(path.string() + " is not a regular file");
-  }
-  if (st.st_size > 16 << 20) {
-    ::close(fd);
-    throw std::runtime_error(path.string() + " is over 16 MiB; not a settings file");
-  }
-  char buffer[64 * 1024];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      throw std::runtime_error("cannot read " + path.string() + ": " + std::strerror(e));
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return text;
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) throw std::runtime_error(path.string() + " is not a regular file");
+  return read_all(fd.get(), max_settings_bytes, "reading " + path.string());
 }
 
 // The shapes handoff merges into; anything else is refused, so a file we do not understand is
@@ -87,8 +70,8 @@ void check_shape(const ordered_json& settings, const fs::path& path) {
   }
 }
 
-// Replaces `path` with `text` atomically: a new file beside it (the old one's mode, else 0600),
-// synced, renamed over it, the directory synced.
+// Replaces `path` with `text` atomically (write_file_atomically: a temp file beside it, synced,
+// renamed over it, the directory synced), then gives it back the old file's mode (else 0600).
 void write_settings(const fs::path& path, const std::string& text) {
   const fs::path dir = path.parent_path();
   std::error_code ec;
@@ -100,31 +83,11 @@ void write_settings(const fs::path& path, const std::string& text) {
   mode_t mode = 0600;
   struct stat st{};
   if (::lstat(path.c_str(), &st) == 0) mode = st.st_mode & 0777;
-  const fs::path temp = dir / (path.filename().string() + ".handoff-" + std::to_string(::getpid()) + ".tmp");
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (fd < 0) throw std::runtime_error("cannot create " + temp.string() + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  bool ok = true;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
-      break;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ok = ok && ::fchmod(fd, mode) == 0 && ::fsync(fd) == 0;
-  const int e = errno;
-  ::close(fd);
-  if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
-    ::unlink(temp.c_str());
-    throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(ok ? errno : e));
-  }
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  const unique_fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd) throw fs_error(errno, "opening " + dir.string());
+  const std::string name = path.filename().string();
+  write_file_atomically(dir_fd.get(), name, text, publish_mode::replace, path.string());
+  if (mode != 0600 && ::fchmodat(dir_fd.get(), name.c_str(), mode, 0) != 0) throw fs_error(errno, "restoring the mode of " + path.string());
 }
 
 int run_setup(const setup_options& options) {
