@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "environment.hpp"
+#include "listener.hpp"
 
 namespace handoff::daemon {
 namespace {
@@ -66,7 +67,7 @@ unique_fd lock_instance(const std::filesystem::path& socket_path) {
   unique_fd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) fail("cannot open " + lock_path.string() + ": " + errno_text());
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) fail("another handoffd is already serving " + socket_path.string());
+    if (errno == EWOULDBLOCK) throw already_serving("another handoffd is already serving " + socket_path.string());
     fail("cannot lock " + lock_path.string() + ": " + errno_text());
   }
   return fd;

@@ -76,6 +76,14 @@ void add_options(CLI::App& app, config& cfg) {
       ->capture_default_str();
   app.add_option("--gc-keep-delivered-s", cfg.gc_keep_delivered_s,
                  "An artifact delivered within this many seconds is never removed")->capture_default_str();
+  app.add_flag("--background", cfg.background,
+               "Detach (own session, cwd /, output to --log-file) and return once the socket listens: "
+               "exit 0 then, 3 when another handoffd already serves the socket, 1 with the reason otherwise");
+  app.add_option("--idle-exit-ms", cfg.idle_exit_ms,
+                 "Exit after this long with no connection and nothing to deliver (0: never; ignored under "
+                 "socket activation)")->capture_default_str();
+  app.add_option("--log-file", cfg.log_file,
+                 "Where --background writes its log [<queue dir>/../handoffd.log: ~/.local/state/handoff/handoffd.log]");
   app.add_option("--log-level", cfg.log_level, "trace|debug|info|warn|error|off")->capture_default_str();
   app.add_option("--log-format", cfg.log_format, "text|json")->capture_default_str();
 }
@@ -91,6 +99,8 @@ void resolve_defaults(config& cfg) {
     cfg.cli_path = default_cli_path();
   else
     check_cli_path(cfg.cli_path);
+  if (cfg.log_file.empty()) cfg.log_file = std::filesystem::absolute(cfg.queue_dir).parent_path() / "handoffd.log";
+  cfg.log_file = std::filesystem::absolute(cfg.log_file);
   cfg.socket_path = std::filesystem::absolute(cfg.socket_path);
   cfg.artifact_dir = std::filesystem::absolute(cfg.artifact_dir);
   cfg.queue_dir = std::filesystem::absolute(cfg.queue_dir);
@@ -131,6 +141,7 @@ void validate(const config& cfg) {
     if (caps->per_result_bytes < footer_need)
       throw std::invalid_argument(std::string(flag) + ": at least " + std::to_string(footer_need) +
                                   " with this --artifact-dir and --cli-path (a cut result's marker and footer need that much)");
+  require(cfg.idle_exit_ms <= 30ULL * 24 * 3600 * 1000, "--idle-exit-ms: 0..2592000000 (30 days)");
   require(cfg.gc_max_age_days >= 1 && cfg.gc_max_age_days <= 36500, "--gc-max-age-days: 1..36500");
   require(cfg.log_format == "text" || cfg.log_format == "json", "--log-format: text or json");
 }

@@ -10,6 +10,7 @@ namespace handoff::daemon {
 void in_flight::done() noexcept {
   if (count_ > 0) --count_;
   if (count_ != 0) return;
+  zero_since_ = std::chrono::steady_clock::now();
   // Copied: cancelling only queues the completions; the waiters leave the list when they resume.
   const auto woken = waiting_;
   for (auto* timer : woken) timer->cancel();

@@ -24,6 +24,8 @@ class in_flight {
   // One fewer; at zero every `zero()` in progress completes.
   void done() noexcept;
   std::size_t count() const noexcept { return count_; }
+  // When the count last fell to zero (construction, when it never rose).
+  std::chrono::steady_clock::time_point zero_since() const noexcept { return zero_since_; }
 
   // Counts one for its lifetime (however the work ends).
   class scope {
@@ -43,6 +45,7 @@ class in_flight {
  private:
   asio::any_io_executor executor_;
   std::size_t count_ = 0;
+  std::chrono::steady_clock::time_point zero_since_ = std::chrono::steady_clock::now();
   std::vector<asio::steady_timer*> waiting_;  // timers of zero() calls in progress
 };
 

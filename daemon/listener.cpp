@@ -39,6 +39,8 @@ void prepare_directory(const std::filesystem::path& dir) {
 }  // namespace
 
 listener::listener(std::filesystem::path socket_path) : path_(std::move(socket_path)) {
+  hidden_ = path_;
+  hidden_ += ".closing";
   if (path_.native().size() >= sizeof(sockaddr_un::sun_path))
     fail("socket path " + path_.string() + " is too long for a Unix socket");
   prepare_directory(path_.parent_path());
@@ -49,9 +51,15 @@ listener::listener(std::filesystem::path socket_path) : path_(std::move(socket_p
   lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (lock_fd_ < 0) fail("cannot open " + lock_path.string() + ": " + errno_text());
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) fail("another handoffd is already serving " + path_.string());
-    fail("cannot lock " + lock_path.string() + ": " + errno_text());
+    const int err = errno;
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    if (err == EWOULDBLOCK) throw already_serving("another handoffd is already serving " + path_.string());
+    fail("cannot lock " + lock_path.string() + ": " + std::strerror(err));
   }
+}
+
+void listener::listen() {
 
   // We hold the lock, so a socket left at the path is a crashed run's: reclaim it.
   struct stat st {};
@@ -59,6 +67,7 @@ listener::listener(std::filesystem::path socket_path) : path_(std::move(socket_p
     if (!S_ISSOCK(st.st_mode)) fail(path_.string() + " exists and is not a socket; remove it or pick --socket");
     if (::unlink(path_.c_str()) != 0) fail("cannot remove stale socket " + path_.string() + ": " + errno_text());
   }
+  ::unlink(hidden_.c_str());  // a socket an idle exit hid, left by a run killed during it
 
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) fail("socket(): " + errno_text());
@@ -78,9 +87,22 @@ listener::listener(std::filesystem::path socket_path) : path_(std::move(socket_p
 listener::~listener() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
   if (lock_fd_ >= 0) {
-    ::unlink(path_.c_str());  // we still hold the lock: the socket at the path is ours
+    // We still hold the lock: the socket at the path (or hidden beside it) is ours.
+    ::unlink(is_hidden_ ? hidden_.c_str() : path_.c_str());
     ::close(lock_fd_);
   }
+}
+
+bool listener::hide() noexcept {
+  if (is_hidden_) return true;
+  is_hidden_ = ::rename(path_.c_str(), hidden_.c_str()) == 0;
+  return is_hidden_;
+}
+
+bool listener::restore() noexcept {
+  if (!is_hidden_) return true;
+  is_hidden_ = ::rename(hidden_.c_str(), path_.c_str()) != 0;
+  return !is_hidden_;
 }
 
 int listener::release_fd() noexcept {

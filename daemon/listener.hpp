@@ -3,26 +3,43 @@
 #pragma once
 
 #include <filesystem>
+#include <stdexcept>
 #include <sys/types.h>
 
 namespace handoff::daemon {
 
+// Another handoffd holds the socket's lock: it serves there (or is finishing its exit).
+struct already_serving : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class listener {
  public:
-  // Prepares the directory and lock and binds+listens on `socket_path`. Throws
-  // std::runtime_error saying what is wrong (another daemon running, a directory open to
-  // others, a non-socket file at the path...).
+  // Prepares the directory and takes the single-instance lock ("<path>.lock"), before anything
+  // else of the daemon touches its queue. Throws already_serving when another handoffd holds
+  // it, std::runtime_error for anything else wrong (a directory open to others, a symlink...).
   explicit listener(std::filesystem::path socket_path);
   ~listener();
   listener(const listener&) = delete;
   listener& operator=(const listener&) = delete;
 
+  // Reclaims a crashed run's socket file and binds + listens at the path. Throws
+  // std::runtime_error (a non-socket file at the path, bind failing...).
+  void listen();
   // The listening fd; ownership passes to the caller (the acceptor).
   int release_fd() noexcept;
   const std::filesystem::path& path() const noexcept { return path_; }
 
+  // An idle exit (server::exit_when_idle): hide() renames the socket file aside, so that no new
+  // client can reach it, and restore() puts it back when one had already connected. The lock
+  // stays held either way: no other daemon binds the path meanwhile. False when the rename failed.
+  bool hide() noexcept;
+  bool restore() noexcept;
+
  private:
   std::filesystem::path path_;
+  std::filesystem::path hidden_;  // path_ + ".closing"
+  bool is_hidden_ = false;
   int lock_fd_ = -1;
   int listen_fd_ = -1;
 };

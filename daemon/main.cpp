@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "activation.hpp"
+#include "background.hpp"
 #include "cli_path.hpp"
 #include "config.hpp"
 #include "engine/artifact_store.hpp"
@@ -37,12 +38,17 @@ void setup_logging(const handoff::daemon::config& cfg) {
     spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
 }
 
-// Runs the daemon until SIGTERM/SIGINT; returns the exit status.
-int serve(handoff::daemon::config& cfg) {
+// Runs the daemon until SIGTERM/SIGINT (or its idle exit); returns the exit status. `started`
+// hears when the socket listens, or why it will not.
+int serve(handoff::daemon::config& cfg, handoff::daemon::readiness& started) {
   using namespace handoff;
   try {
     // First, before any thread runs: it unsets the LISTEN_* variables.
     auto activated = daemon::take_activated_socket();
+    // The single-instance lock before the queue is opened: a second daemon started for the same
+    // socket (two clients starting one at once) must not recover the queue beside the first.
+    std::optional<daemon::listener> own_socket;
+    if (!activated) own_socket.emplace(cfg.socket_path);
     // A store removed or swapped while we run is opened again (or refused) by its path: the
     // footers must name files that exist where they say.
     artifact_store store(cfg.artifact_dir, when_moved::reopen);
@@ -61,9 +67,14 @@ int serve(handoff::daemon::config& cfg) {
     for (const auto& problem : service.recover()) spdlog::warn("queue recovery: {}", problem);
     service.start_forgetting();
     // A socket passed by the service manager is its to unlink; only one we bind is ours.
-    std::optional<daemon::listener> own_socket;
     if (activated) cfg.socket_path = activated->path;
-    const int listen_fd = activated ? activated->socket.release() : own_socket.emplace(cfg.socket_path).release_fd();
+    int listen_fd = -1;
+    if (activated) {
+      listen_fd = activated->socket.release();
+    } else {
+      own_socket->listen();
+      listen_fd = own_socket->release_fd();
+    }
     daemon::server server(io, cfg, service, listen_fd);
     daemon::service_manager manager(io);
     daemon::periodic_gc gc(io, pool, cfg, store, queue);
@@ -73,18 +84,28 @@ int serve(handoff::daemon::config& cfg) {
     });
     server.start();
     gc.start();
+    if (cfg.idle_exit_ms > 0 && own_socket)
+      server.exit_when_idle(std::chrono::milliseconds(cfg.idle_exit_ms), *own_socket);
+    else if (cfg.idle_exit_ms > 0)
+      spdlog::info("--idle-exit-ms ignored: the service manager owns the socket and starts handoffd on demand");
     if (cfg.cli_path == daemon::bare_cli_name)
       spdlog::warn("no handoff CLI beside {} or in ../client; footers will rely on `handoff` being on the "
                    "parent's PATH (pass --cli-path)", rpc::own_executable().parent_path().string());
     manager.ready("serving on " + cfg.socket_path.string());
     spdlog::info("handoffd {} listening on {} (artifacts {}, queue {}, cli {})", daemon::handoff_version,
                  cfg.socket_path.string(), cfg.artifact_dir.string(), cfg.queue_dir.string(), cfg.cli_path);
+    started.ready();
     daemon::run_io(io, std::chrono::microseconds(cfg.spin_us), [&service] { return service.worth_polling(); });
     pool.join();
     spdlog::info("handoffd stopped");
+  } catch (const daemon::already_serving& e) {
+    spdlog::info("{}; not starting a second one", e.what());
+    started.failed(daemon::exit_already_serving, e.what());
+    return daemon::exit_already_serving;
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
-    return 1;
+    started.failed(daemon::exit_failed, e.what());
+    return daemon::exit_failed;
   }
   return 0;
 }
@@ -105,10 +126,21 @@ int main(int argc, char** argv) {
     daemon::validate(cfg);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "handoffd: %s\n", e.what());
-    return 2;
+    return daemon::exit_usage;
+  }
+  // Detached before the logger is made (it looks at whether stderr is a terminal) and before
+  // any thread starts (fork keeps only the calling one).
+  daemon::readiness started;
+  if (cfg.background) {
+    try {
+      if (const auto status = daemon::detach(cfg.log_file, started)) return *status;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "handoffd: %s\n", e.what());
+      return daemon::exit_failed;
+    }
   }
   setup_logging(cfg);
   std::signal(SIGPIPE, SIG_IGN);
 
-  return serve(cfg);
+  return serve(cfg, started);
 }

@@ -1,6 +1,7 @@
 #include "server.hpp"
 
 #include <csignal>
+#include <poll.h>
 #include <unistd.h>
 
 #include <asio/co_spawn.hpp>
@@ -19,6 +20,10 @@ constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 // How long replies in flight may take to drain at shutdown before the loop is stopped anyway.
 constexpr auto shutdown_grace = std::chrono::seconds(5);
+
+// An idle exit's pause between hiding the socket and looking at its backlog: a connect() that
+// had resolved the path before the rename lands in the backlog within it.
+constexpr auto hide_settle = std::chrono::milliseconds(20);
 
 }  // namespace
 
@@ -70,6 +75,52 @@ asio::awaitable<void> server::drain_then_stop() {
       if (auto conn = weak.lock()) conn->close("shutdown grace period over");
   }
   io_.stop();
+}
+
+void server::exit_when_idle(std::chrono::milliseconds idle, listener& own) {
+  asio::co_spawn(io_, idle_watch(idle, own), asio::detached);
+}
+
+bool server::backlog_waiting() {
+  pollfd p{acceptor_.native_handle(), POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
+}
+
+asio::awaitable<void> server::idle_watch(std::chrono::milliseconds idle, listener& own) {
+  asio::steady_timer timer(io_);
+  while (!stopping_) {
+    co_await service_.connections().zero(std::chrono::steady_clock::time_point::max());
+    // Idle since the last connection closed; one that came and went meanwhile starts it again.
+    const std::uint64_t opened = next_id_;
+    const auto since = service_.connections().zero_since();
+    timer.expires_at(since + idle);
+    co_await timer.async_wait(as_tuple);
+    if (stopping_) co_return;
+    const bool quiet = next_id_ == opened && service_.connections().count() == 0 &&
+                       service_.connections().zero_since() == since && service_.flushes().count() == 0;
+    if (!quiet) continue;
+    if (!own.hide()) {
+      spdlog::warn("idle exit: cannot move {} aside; staying up", own.path().string());
+      timer.expires_after(idle);
+      co_await timer.async_wait(as_tuple);
+      continue;
+    }
+    timer.expires_after(hide_settle);
+    co_await timer.async_wait(as_tuple);
+    if (stopping_) co_return;
+    if (backlog_waiting() || next_id_ != opened || service_.connections().count() != 0) {
+      if (!own.restore()) {
+        spdlog::error("idle exit: cannot put {} back; exiting", own.path().string());
+        stop();
+        co_return;
+      }
+      continue;
+    }
+    spdlog::info("no connection for {} ms and nothing to deliver: exiting (queued results stay on disk)",
+                 idle.count());
+    stop();
+    co_return;
+  }
 }
 
 asio::awaitable<void> server::accept_loop() {

@@ -13,6 +13,7 @@
 
 #include "config.hpp"
 #include "connection.hpp"
+#include "listener.hpp"
 #include "service.hpp"
 
 namespace handoff::daemon {
@@ -28,11 +29,18 @@ class server {
   void stop();
   // Runs once, first thing in stop(): the daemon is going down (STOPPING=1, timers cancelled).
   void on_stop(std::function<void()> hook) { on_stop_ = std::move(hook); }
+  // After start(): stop() once no connection has been open, and no auto-delivery running, for
+  // `idle`. The socket is hidden first (listener::hide) and the backlog checked, so that a client
+  // that connected in that instant is served (the socket restored) instead of being cut off.
+  void exit_when_idle(std::chrono::milliseconds idle, listener& own);
 
  private:
   asio::awaitable<void> accept_loop();
   // After stop(): waits until every connection has closed (at most the grace period), then stops.
   asio::awaitable<void> drain_then_stop();
+  asio::awaitable<void> idle_watch(std::chrono::milliseconds idle, listener& own);
+  // True when a connection waits in the listening socket's backlog, not yet accepted.
+  bool backlog_waiting();
 
   asio::io_context& io_;
   const config& cfg_;

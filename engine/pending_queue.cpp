@@ -3,10 +3,13 @@
 #include "engine/pending_queue.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
 #include <future>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
+#include <sys/file.h>
 
 #include "engine/atomic_file.hpp"
 #include "engine/journal_entry.hpp"
@@ -23,6 +26,19 @@ constexpr std::string_view what_dir = "queue dir";
 
 unique_fd open_area(int queue_fd, const std::filesystem::path& queue_dir, const char* name) {
   return open_private_subdir(queue_fd, name, queue_dir / name, what_dir);
+}
+
+// One process per queue: a second handoffd on the same directory (started for another socket,
+// or racing the first to start) would replay and rewrite the journal under the first.
+unique_fd lock_queue(int queue_fd, const std::filesystem::path& queue_dir) {
+  unique_fd fd(::openat(queue_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) throw std::system_error(errno, std::generic_category(), "cannot open " + (queue_dir / "lock").string());
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK)
+      throw std::runtime_error("the queue " + queue_dir.string() + " is in use by another handoffd (its lock is held)");
+    throw std::system_error(errno, std::generic_category(), "cannot lock " + (queue_dir / "lock").string());
+  }
+  return fd;
 }
 
 std::string describe(const completion& c) {
@@ -43,6 +59,7 @@ pending_queue::pending_queue(std::filesystem::path dir, queue_options options)
     : dir_(normalize_dir(dir)),
       options_(options),
       dir_fd_(open_private_dir(dir_, what_dir)),
+      lock_fd_(lock_queue(dir_fd_.get(), dir_)),
       texts_(dir_ / "texts", when_moved::refuse, "queued text"),
       texts_fd_(open_area(dir_fd_.get(), dir_, "texts")),
       done_fd_(open_area(dir_fd_.get(), dir_, "done")),

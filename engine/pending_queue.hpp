@@ -73,7 +73,9 @@ class pending_queue {
   // <queue>/<expired_file>: the time (ms) up to which tombstones were expired.
   static constexpr std::string_view expired_file = "tombstones-expired-before";
 
-  // Opens or creates the queue at absolute `dir` (0700, ours; else std::runtime_error).
+  // Opens or creates the queue at absolute `dir` (0700, ours; else std::runtime_error) and
+  // locks it (<dir>/lock) for the object's life; a queue another object or process holds
+  // throws std::runtime_error.
   explicit pending_queue(std::filesystem::path dir, queue_options options = {});
   ~pending_queue();  // finishes the changes already handed over, then stops the writer
   pending_queue(const pending_queue&) = delete;
@@ -226,6 +228,7 @@ class pending_queue {
   std::filesystem::path dir_;
   queue_options options_;
   unique_fd dir_fd_;
+  unique_fd lock_fd_;         // "lock": flock held for the queue's life, one process per queue
   artifact_store texts_;      // texts/: content-addressed, verified, never overwritten
   unique_fd texts_fd_;        // texts/ again, to list and remove texts no record uses
   unique_fd done_fd_;         // done/

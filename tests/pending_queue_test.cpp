@@ -171,6 +171,23 @@ TEST_CASE("a large text goes into the unnamed file opened ahead of it, and the n
   CHECK(area(dir, "texts") == std::vector<std::string>{text_name(text)});
 }
 
+TEST_CASE("one queue per directory: a second opening while the first lives is refused, naming the lock") {
+  temp_dir tmp;
+  const fs::path dir = tmp.path() / "queue";
+  std::optional<opened_queue> first(std::in_place, dir, small_files);
+  const auto held = first->queue.put(make_completion("p", "c"), "text").held;
+  try {
+    pending_queue second(dir, small_files);
+    FAIL("a second queue opened the same directory");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) == "the queue " + dir.string() + " is in use by another handoffd (its lock is held)");
+  }
+  first.reset();
+  opened_queue again(dir, small_files);  // the lock goes with the first
+  CHECK(again.state.results.size() == 1);
+  CHECK(again.state.results.front().seq == held.seq);
+}
+
 TEST_CASE("queue files are private: 0700 directories, 0600 files, no client string in a name") {
   temp_dir tmp;
   umask_guard loose(0);
@@ -183,7 +200,8 @@ TEST_CASE("queue files are private: 0700 directories, 0600 files, no client stri
   CHECK(q.queue.consume({big.seq}).empty());  // a tombstone file in done/
   const auto other = q.queue.put(make_completion("../../etc", "group"), large("etc2")).held;
   CHECK(mode_of(dir) == 0700);
-  CHECK(names_in(dir) == std::vector<std::string>{"done", "journal", "texts"});
+  CHECK(names_in(dir) == std::vector<std::string>{"done", "journal", "lock", "texts"});
+  CHECK(mode_of(dir / "lock") == 0600);
   for (const char* sub : {"texts", "journal", "done"}) {
     INFO(std::string(sub));
     CHECK(mode_of(dir / sub) == 0700);

@@ -44,10 +44,14 @@ std::optional<rpc::usage_dto> usage_of(const transcript_turn& turn, const hook_s
   return usage;
 }
 
-client::connection connect(const hook_settings& settings) {
+// `start`: when no handoffd answers, start one (within the same budget), as every client that
+// needs a daemon does (client/lib/handoff/daemon_start.hpp).
+client::connection connect(const hook_settings& settings, bool start) {
   client::options options;
   options.socket = settings.socket;
   options.call_timeout = settings.connect_budget;
+  if (start && (options.start = client::autostart_from_environment()))
+    options.start->timeout = std::min(options.start->timeout, settings.connect_budget);
   return client::connection(options);
 }
 
@@ -58,7 +62,7 @@ void cancel_child(const json& hook, const hook_settings& settings) {
   const std::string child = hook.value("tool_use_id", "");
   if (parent.empty() || child.empty()) return;
   try {
-    client::connection c = connect(settings);
+    client::connection c = connect(settings, false);  // no daemon: no sibling waits for it
     c.started({parent, child, ""});
     c.cancel({parent, {child}});
   } catch (const std::exception&) {
@@ -91,7 +95,7 @@ std::string bound_agent_answer(const json& hook, const json& response, const hoo
   if (hook.contains("tool_input") && hook["tool_input"].is_object())
     title = hook["tool_input"].value("description", "");
   try {
-    client::connection c = connect(settings);
+    client::connection c = connect(settings, true);
     for (const agent_call& s : siblings) c.started({parent, s.tool_use_id, s.description});
     rpc::completed_params done;
     done.parent_id = parent;

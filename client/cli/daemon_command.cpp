@@ -22,7 +22,10 @@ constexpr const char* help_footer =
     "Children: what a child reports (started, progress, complete) names it with --child C;\n"
     "what the parent asks (wait, check, cancel) lists the children after --parent P.\n"
     "\n"
-    "Socket: --socket PATH, else $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock.";
+    "Socket: --socket PATH, else $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock.\n"
+    "When nothing answers there, every command but status and doctor starts handoffd in the\n"
+    "background (HANDOFF_AUTOSTART=0: never; HANDOFF_DAEMON: which handoffd; it exits after\n"
+    "HANDOFF_IDLE_EXIT_MS, default 600000, with no client).";
 
 std::string describe(const client::client_error& e) {
   if (e.kind() != client::error_kind::rpc) return e.what();
@@ -46,10 +49,11 @@ CLI::App* add_daemon_subcommand(CLI::App& app, const std::string& name, const st
 }
 
 int with_connection(std::string_view name, const daemon_options& options,
-                    const std::function<int(client::connection&)>& body) {
+                    const std::function<int(client::connection&)>& body, daemon_start start) {
   try {
     client::options settings;
     settings.socket = options.socket;
+    if (start == daemon_start::if_absent) settings.start = client::autostart_from_environment();
     client::connection c(settings);
     return body(c);
   } catch (const client::client_error& e) {
@@ -61,13 +65,17 @@ int with_connection(std::string_view name, const daemon_options& options,
   }
 }
 
-int with_client(std::string_view name, const daemon_options& options, const session_body& body) {
-  return with_connection(name, options, [&body](client::connection& c) {
-    rpc::initialize_params hello;
-    hello.client_name = "handoff-cli";
-    const rpc::initialize_result server = c.initialize(hello);
-    return body(c, server);
-  });
+int with_client(std::string_view name, const daemon_options& options, const session_body& body,
+                daemon_start start) {
+  return with_connection(
+      name, options,
+      [&body](client::connection& c) {
+        rpc::initialize_params hello;
+        hello.client_name = "handoff-cli";
+        const rpc::initialize_result server = c.initialize(hello);
+        return body(c, server);
+      },
+      start);
 }
 
 void report(std::string_view name, std::string_view what) {

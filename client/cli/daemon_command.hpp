@@ -37,16 +37,23 @@ std::shared_ptr<const daemon_options> add_daemon_options(CLI::App& app);
 // A subcommand that also takes the top-level options after its own (`handoff status --socket S`).
 CLI::App* add_daemon_subcommand(CLI::App& app, const std::string& name, const std::string& description);
 
+// Whether a command starts handoffd when none answers (client/lib/handoff/daemon_start.hpp;
+// HANDOFF_AUTOSTART=0 turns it off): every command that needs one, not those that look at
+// whether one runs (status, doctor).
+enum class daemon_start { if_absent, never };
+
 // Connects and runs `body`, which returns the exit status. A failure, here or in `body`, is
 // printed to stderr as "handoff <name>: <why>" and becomes the exit status: 3 when no daemon
-// runs at the socket, 1 otherwise.
+// runs at the socket (and none could be started), 1 otherwise.
 int with_connection(std::string_view name, const daemon_options& options,
-                    const std::function<int(client::connection&)>& body);
+                    const std::function<int(client::connection&)>& body,
+                    daemon_start start = daemon_start::if_absent);
 
 // The same, after initializing as a plain client; `body` also gets the daemon's answer to
 // initialize, for commands that check a limit before sending.
 using session_body = std::function<int(client::connection&, const rpc::initialize_result&)>;
-int with_client(std::string_view name, const daemon_options& options, const session_body& body);
+int with_client(std::string_view name, const daemon_options& options, const session_body& body,
+                daemon_start start = daemon_start::if_absent);
 
 // Prints to stderr: "handoff <name>: <what>" (errors, and notes that are not output).
 void report(std::string_view name, std::string_view what);

@@ -1,22 +1,16 @@
 #include "cli/setup_command.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "cli/claude_code_settings.hpp"
 #include "cli/daemon_command.hpp"
-#include "engine/atomic_file.hpp"
-#include "engine/posix_io.hpp"
+#include "cli/pi_settings.hpp"
+#include "cli/settings_file.hpp"
 #include "engine/projection_notice.hpp"
 #include "protocol/default_paths.hpp"
 
@@ -26,35 +20,24 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
-constexpr std::size_t max_settings_bytes = 16 << 20;  // a settings file larger than this is refused
-
 struct setup_options {
-  std::string project;       // --project DIR: DIR/.claude/settings.json instead of the user's
-  std::string artifact_dir;  // --artifact-dir: the store to allow Read in [handoffd's default]
+  std::string project;       // --project DIR: DIR/.claude/settings.json (DIR/.pi/settings.json) instead of the user's
+  std::string artifact_dir;  // claude-code --artifact-dir: the store to allow Read in [handoffd's default]
+  std::string package;       // pi --package DIR: the @handoff/pi package to register
   bool remove = false;
   bool dry_run = false;
   bool foreground_agents = false;
 };
 
-// The file's text, or nullopt when it does not exist. Throws (fs_error, std::runtime_error) on
-// anything else: a symlink, not a regular file, over 16 MiB, unreadable.
-std::optional<std::string> read_settings(const fs::path& path) {
-  const unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  if (!fd) {
-    if (errno == ENOENT) return std::nullopt;
-    if (errno == ELOOP) throw std::runtime_error(path.string() + " is a symlink; handoff edits only a regular file");
-    throw fs_error(errno, "opening " + path.string());
-  }
-  struct stat st{};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) throw std::runtime_error(path.string() + " is not a regular file");
-  return read_all(fd.get(), max_settings_bytes, "reading " + path.string());
+int failed(std::string_view target, std::string_view why, int status = exit_failure) {
+  report("setup " + std::string(target), why);
+  return status;
 }
 
 // The shapes handoff merges into; anything else is refused, so a file we do not understand is
 // never rewritten.
-void check_shape(const ordered_json& settings, const fs::path& path) {
+void check_claude_code_shape(const ordered_json& settings, const fs::path& path) {
   const std::string where = path.string() + ": ";
-  if (!settings.is_object()) throw std::runtime_error(where + "expected a JSON object");
   if (settings.contains("hooks")) {
     const ordered_json& hooks = settings["hooks"];
     if (!hooks.is_object()) throw std::runtime_error(where + "\"hooks\" is not an object");
@@ -70,87 +53,102 @@ void check_shape(const ordered_json& settings, const fs::path& path) {
   }
 }
 
-// Replaces `path` with `text` atomically (write_file_atomically: a temp file beside it, synced,
-// renamed over it, the directory synced), then gives it back the old file's mode (else 0600).
-void write_settings(const fs::path& path, const std::string& text) {
-  const fs::path dir = path.parent_path();
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) {
-    fs::create_directories(dir, ec);
-    if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
-    ::chmod(dir.c_str(), 0700);
-  }
-  mode_t mode = 0600;
-  struct stat st{};
-  if (::lstat(path.c_str(), &st) == 0) mode = st.st_mode & 0777;
-  const unique_fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir_fd) throw fs_error(errno, "opening " + dir.string());
-  const std::string name = path.filename().string();
-  write_file_atomically(dir_fd.get(), name, text, publish_mode::replace, path.string());
-  if (mode != 0600 && ::fchmodat(dir_fd.get(), name.c_str(), mode, 0) != 0) throw fs_error(errno, "restoring the mode of " + path.string());
-}
-
-int run_setup(const setup_options& options) {
+int run_claude_code(const setup_options& options) {
   fs::path path;
   if (!options.project.empty()) {
     path = fs::absolute(options.project) / ".claude" / "settings.json";
   } else {
     const char* home = std::getenv("HOME");
-    if (home == nullptr || *home == '\0') {
-      report("setup", "HOME is not set; pass --project DIR for a project's settings");
-      return exit_usage;
-    }
+    if (home == nullptr || *home == '\0')
+      return failed("claude-code", "HOME is not set; pass --project DIR for a project's settings", exit_usage);
     path = fs::path(home) / ".claude" / "settings.json";
   }
+  const fs::path store = options.artifact_dir.empty() ? rpc::default_artifact_dir() : fs::path(options.artifact_dir);
+  if (store.empty()) return failed("claude-code", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
+  std::string artifact_dir = fs::absolute(store).lexically_normal().string();
+  while (artifact_dir.size() > 1 && artifact_dir.back() == '/') artifact_dir.pop_back();
   try {
-    const std::optional<std::string> before = read_settings(path);
-    ordered_json settings = ordered_json::object();
-    if (before && before->find_first_not_of(" \t\r\n") != std::string::npos) {
-      settings = ordered_json::parse(*before, nullptr, false);
-      if (settings.is_discarded())
-        throw std::runtime_error(path.string() + " is not valid JSON; fix it first (nothing was changed)");
-    }
-    check_shape(settings, path);
-    const fs::path store = options.artifact_dir.empty() ? rpc::default_artifact_dir() : fs::path(options.artifact_dir);
-    if (store.empty()) {
-      report("setup", "no artifact directory: HOME is unset; pass --artifact-dir");
-      return exit_usage;
-    }
-    std::string artifact_dir = fs::absolute(store).lexically_normal().string();
-    while (artifact_dir.size() > 1 && artifact_dir.back() == '/') artifact_dir.pop_back();
-    ordered_json after;
-    if (options.remove) {
-      after = without_handoff(settings, artifact_dir);
-    } else {
-      const fs::path self = rpc::own_executable();
-      claude_code_entries entries;
-      append_shell_word(entries.command, self.empty() ? std::string("handoff") : self.string());
-      entries.command += " hook claude-code";
-      entries.artifact_dir = artifact_dir;
-      entries.foreground_agents = options.foreground_agents;
-      after = with_handoff(settings, entries);
-    }
-    const std::string text = after.dump(2) + "\n";
-    if (after == settings && before) {
-      std::printf("setup claude-code: %s already %s; nothing to change\n", path.c_str(),
-                  options.remove ? "has no entry of handoff's" : "has handoff's entries");
-      return exit_ok;
-    }
-    if (options.dry_run) {
-      std::printf("setup claude-code: would write %s:\n%s", path.c_str(), text.c_str());
-      return exit_ok;
-    }
-    if (options.remove && !before) {
-      std::printf("setup claude-code: %s does not exist; nothing to remove\n", path.c_str());
-      return exit_ok;
-    }
-    write_settings(path, text);
-    std::printf("setup claude-code: %s %s\n", options.remove ? "removed handoff's entries from" : "wrote handoff's entries to",
-                path.c_str());
+    edit_settings({"claude-code", path, options.remove, options.dry_run},
+                  [&](const ordered_json& s) { check_claude_code_shape(s, path); },
+                  [&](ordered_json settings) {
+                    if (options.remove) return without_handoff(std::move(settings), artifact_dir);
+                    const fs::path self = rpc::own_executable();
+                    claude_code_entries entries;
+                    append_shell_word(entries.command, self.empty() ? std::string("handoff") : self.string());
+                    entries.command += " hook claude-code";
+                    entries.artifact_dir = artifact_dir;
+                    entries.foreground_agents = options.foreground_agents;
+                    return with_handoff(std::move(settings), entries);
+                  });
     return exit_ok;
   } catch (const std::exception& e) {
-    report("setup", e.what());
-    return exit_failure;
+    return failed("claude-code", e.what());
+  }
+}
+
+// A directory holding the @handoff/pi package (its package.json names it).
+bool is_handoff_package(const fs::path& dir) {
+  std::ifstream in(dir / "package.json");
+  if (!in) return false;
+  const ordered_json manifest = ordered_json::parse(in, nullptr, false);
+  return manifest.is_object() && manifest.value("name", "") == "@handoff/pi";
+}
+
+// The package beside this handoff: PREFIX/share/handoff/pi for PREFIX/bin/handoff (an
+// install), else client/pi of the build tree this handoff was built in. Built: its extension's
+// JavaScript is there.
+fs::path default_pi_package() {
+  const fs::path self = rpc::own_executable();
+  if (self.empty()) return {};
+  const fs::path bin = self.parent_path();
+  for (const fs::path& candidate : {bin / ".." / "share" / "handoff" / "pi", bin / ".." / ".." / "client" / "pi"}) {
+    const fs::path dir = fs::weakly_canonical(candidate);
+    if (is_handoff_package(dir)) return dir;
+  }
+  return {};
+}
+
+int run_pi(const setup_options& options) {
+  fs::path base;
+  if (!options.project.empty()) {
+    base = fs::absolute(options.project) / ".pi";
+  } else if (const char* agent = std::getenv("PI_CODING_AGENT_DIR"); agent != nullptr && *agent != '\0') {
+    base = fs::absolute(agent);
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    base = fs::path(home) / ".pi" / "agent";
+  } else {
+    return failed("pi", "neither PI_CODING_AGENT_DIR nor HOME is set; pass --project DIR", exit_usage);
+  }
+  base = base.lexically_normal();
+  const fs::path path = base / "settings.json";
+  fs::path package;
+  if (!options.remove) {
+    package = options.package.empty() ? default_pi_package() : fs::weakly_canonical(fs::absolute(options.package));
+    if (package.empty())
+      return failed("pi", "no built @handoff/pi package beside this handoff; pass --package DIR", exit_usage);
+    if (!is_handoff_package(package))
+      return failed("pi", package.string() + " is not the @handoff/pi package (no package.json named so)", exit_usage);
+    if (!fs::is_regular_file(package / "dist" / "src" / "extension.js"))
+      return failed("pi", package.string() + " is not built (no dist/src/extension.js): npm ci && npm run build there",
+                    exit_usage);
+  }
+  try {
+    bool bridge = false;
+    edit_settings({"pi", path, options.remove, options.dry_run},
+                  [&](const ordered_json& s) { check_pi_shape(s, path); },
+                  [&](ordered_json settings) {
+                    if (options.remove) return pi_without_handoff(std::move(settings), base, is_handoff_package);
+                    bridge = has_pi_subagents(settings);
+                    return pi_with_handoff(std::move(settings), {base, package, bridge}, is_handoff_package);
+                  });
+    if (!options.remove)
+      std::printf(bridge ? "setup pi: pi-subagents is installed: its results are bounded by %s\n"
+                         : "setup pi: pi-subagents is not among Pi's packages: no bridge (%s; run this again after "
+                           "installing it)\n",
+                  bridge_path(package).c_str());
+    return exit_ok;
+  } catch (const std::exception& e) {
+    return failed("pi", e.what());
   }
 }
 
@@ -166,11 +164,19 @@ command add_setup_command(CLI::App& app) {
   claude->add_option("--project", options->project, "Edit DIR/.claude/settings.json instead of the user's settings");
   claude->add_option("--artifact-dir", options->artifact_dir,
                      "The artifact store Read may read [handoffd's default, ~/.pi/agent/cache/openpi/subagent-results]");
-  claude->add_flag("--remove", options->remove, "Take handoff's entries out again (and nothing else)");
-  claude->add_flag("--dry-run", options->dry_run, "Print the settings file as it would be; change nothing");
   claude->add_flag("--foreground-agents", options->foreground_agents,
                    "Also run every Agent call in the foreground (a PreToolUse hook), where its answer is bounded");
-  return command{setup, [options] { return run_setup(*options); }};
+  CLI::App* pi = setup->add_subcommand(
+      "pi", "Pi: the @handoff/pi package in Pi's packages, and the pi-subagents bridge when pi-subagents is installed "
+            "(${PI_CODING_AGENT_DIR:-~/.pi/agent}/settings.json)");
+  pi->add_option("--project", options->project, "Edit DIR/.pi/settings.json instead of the user's settings");
+  pi->add_option("--package", options->package,
+                 "The built @handoff/pi package [PREFIX/share/handoff/pi beside this handoff, else the checkout's client/pi]");
+  for (CLI::App* target : {claude, pi}) {
+    target->add_flag("--remove", options->remove, "Take handoff's entries out again (and nothing else)");
+    target->add_flag("--dry-run", options->dry_run, "Print the settings file as it would be; change nothing");
+  }
+  return command{setup, [options, claude] { return claude->parsed() ? run_claude_code(*options) : run_pi(*options); }};
 }
 
 }  // namespace handoff::cli

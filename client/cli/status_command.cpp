@@ -76,7 +76,7 @@ int run_status(const daemon_options& daemon, const status_options& options) {
     const nlohmann::json status = c.daemon_status();
     const bool ok = options.json ? print_json("status", status) : print("status", render(status, c.socket_path()));
     return ok ? exit_ok : exit_failure;
-  });
+  }, daemon_start::never);  // it reports whether one runs; starting one would hide that
 }
 
 }  // namespace

@@ -112,9 +112,18 @@ std::filesystem::path default_socket_path() {
                      "socket path (--socket PATH)");
 }
 
+namespace {
+
+unix_stream open_stream(const options& o) {
+  const std::filesystem::path socket = o.socket.empty() ? default_socket_path() : o.socket;
+  return o.start ? connect_or_start(socket, *o.start) : unix_stream::connect(socket);
+}
+
+}  // namespace
+
 connection::connection(options opts)
     : options_(std::move(opts)),
-      stream_(unix_stream::connect(options_.socket.empty() ? default_socket_path() : options_.socket)),
+      stream_(open_stream(options_)),
       decoder_(options_.max_frame_bytes) {}
 
 nlohmann::json connection::call(std::string_view method, const nlohmann::json& params,

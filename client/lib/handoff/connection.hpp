@@ -30,6 +30,7 @@
 
 #include "handoff/cancel_signal.hpp"
 #include "handoff/client_error.hpp"
+#include "handoff/daemon_start.hpp"
 #include "handoff/unix_stream.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/jsonrpc.hpp"
@@ -50,6 +51,7 @@ struct options {
   std::size_t max_frame_bytes = 64 << 20;  // largest message accepted from the daemon, bytes
   milliseconds cancel_grace{5'000};        // how long a cancelled call reads on for the daemon's
                                            // answer to $/cancelRequest (timeout after it)
+  std::optional<autostart> start;          // set: start handoffd when nothing answers (daemon_start.hpp)
 };
 
 // Answers one daemon -> client request: returns the result, or throws. An rpc::rpc_error is

@@ -16,6 +16,7 @@
 import { createConnection, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 
+import { type AutostartOptions, nothingListens, startAndConnect } from "./daemon-start.js";
 import { HandoffError } from "./errors.js";
 import { DEFAULT_MAX_FRAME_BYTES } from "./framing.js";
 import { isObject, JsonRpcPeer } from "./peer.js";
@@ -84,6 +85,8 @@ export interface HandoffClientOptions {
   onDeliver?: (params: DeliverParams) => void | Promise<void>;
   /** Connection events (also see addListener). */
   onEvent?: (event: ClientEvent) => void;
+  /** Start handoffd when nothing answers at the socket (src/daemon-start.ts; default: never). */
+  autostart?: AutostartOptions;
 }
 
 export interface CallOptions {
@@ -405,17 +408,31 @@ export class HandoffClient {
     }
   }
 
-  private openSocket(): Promise<Socket> {
+  private async openSocket(): Promise<Socket> {
+    const autostart = this.options.autostart;
+    try {
+      try {
+        return await this.connectSocket();
+      } catch (error) {
+        if (autostart === undefined || !nothingListens(error)) throw error;
+        return await startAndConnect(this.socketPath, autostart, () => this.connectSocket());
+      }
+    } catch (error) {
+      const why = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+      throw new HandoffError("not-connected", `cannot reach handoffd at ${this.socketPath}: ${why}`, {
+        method: Method.Initialize,
+        cause: error,
+      });
+    }
+  }
+
+  /** One connect(); rejects with the socket's own error (ENOENT, ECONNREFUSED...). */
+  private connectSocket(): Promise<Socket> {
     return new Promise<Socket>((resolve, reject) => {
       const socket = createConnection({ path: this.socketPath });
       const onError = (error: NodeJS.ErrnoException): void => {
         socket.destroy();
-        reject(
-          new HandoffError("not-connected", `cannot reach handoffd at ${this.socketPath}: ${error.code ?? error.message}`, {
-            method: Method.Initialize,
-            cause: error,
-          }),
-        );
+        reject(error);
       };
       socket.once("error", onError);
       socket.once("connect", () => {

@@ -1,6 +1,8 @@
 // @handoff/pi: a typed handoffd client and the Pi extension adapter.
 export { HandoffClient, WAIT_GRACE_MS } from "./client.js";
 export type { CallOptions, ClientEvent, HandoffClientOptions, ReconnectOptions } from "./client.js";
+export { autostartFromEnvironment } from "./daemon-start.js";
+export type { AutostartOptions } from "./daemon-start.js";
 export { HandoffError } from "./errors.js";
 export type { HandoffErrorKind } from "./errors.js";
 export { DEFAULT_MAX_FRAME_BYTES } from "./framing.js";

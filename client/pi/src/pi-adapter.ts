@@ -22,6 +22,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import { HandoffClient, type CallOptions, type ClientEvent, type ReconnectOptions } from "./client.js";
+import { autostartFromEnvironment, type AutostartOptions } from "./daemon-start.js";
 import { HandoffError } from "./errors.js";
 import { Landings } from "./landings.js";
 import { integerFromEnv } from "./subagent-options.js";
@@ -81,6 +82,11 @@ export interface HandoffAdapterOptions {
   onDelivery?: (event: DeliveryEvent) => void;
   /** Connection events of the underlying client. */
   onEvent?: (event: ClientEvent) => void;
+  /**
+   * Start handoffd when nothing answers at the socket (default: autostartFromEnvironment(), off
+   * with HANDOFF_AUTOSTART=0; false: never).
+   */
+  autostart?: AutostartOptions | false;
 }
 
 export interface DeliveryEvent {
@@ -288,6 +294,12 @@ class PiHandoffAdapter implements HandoffAdapter {
 
   // ---- Pi events ----------------------------------------------------------------------------
 
+  private autostartOption(): { autostart?: AutostartOptions } {
+    if (this.options.autostart === false) return {};
+    const autostart = this.options.autostart ?? autostartFromEnvironment();
+    return autostart === undefined ? {} : { autostart };
+  }
+
   private begin(ctx: PiContext): void {
     this.ctx = ctx;
     if (this.disposed || this.handoff !== undefined) return;
@@ -299,6 +311,7 @@ class PiHandoffAdapter implements HandoffAdapter {
         ...(this.options.socketPath === undefined ? {} : { socketPath: this.options.socketPath }),
         ...(this.options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.options.requestTimeoutMs }),
         ...(this.options.reconnect === undefined ? {} : { reconnect: this.options.reconnect }),
+        ...this.autostartOption(),
         onUsage: () => this.usageOrNull(),
         onDeliver: (params) => this.deliver(params),
         onEvent: (event) => this.onClientEvent(event),

@@ -106,6 +106,8 @@ export class RealPi {
       PI_OFFLINE: "1",
       PI_SKIP_VERSION_CHECK: "1",
       PI_TELEMETRY: "0",
+      // A test that wants the extension to start handoffd says so (HANDOFF_AUTOSTART: "1").
+      HANDOFF_AUTOSTART: "0",
       ...(options.socketPath === undefined ? {} : { HANDOFF_SOCKET: options.socketPath }),
       ...options.env,
     };

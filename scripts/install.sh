@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# One command from a clone to bounded subagent results: installs what is missing (Debian 12),
+# builds handoffd and handoff, installs them with the Pi package under PREFIX, and sets handoff up
+# for this user: systemd user units when a user systemd answers (else clients start handoffd
+# themselves), Pi's settings (the package, and the pi-subagents bridge when pi-subagents is
+# installed), Claude Code's settings when `claude` is on the PATH. Each step says what it did,
+# or what it skipped and why. Running it again gives the same result.
+#
+#   scripts/install.sh [--prefix DIR]              install (DIR default ~/.local)
+#   scripts/install.sh [--prefix DIR] --uninstall  take out what it installed and its settings
+#                                                  entries, nothing else
+#   ... --uninstall --purge                        and the artifacts, the queue and the log too
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${HANDOFF_BUILD_DIR:-$root/build}"
+prefix="${HOME:?HOME is not set}/.local"
+uninstall=0
+purge=0
+usage() { sed -n '9,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while (($#)); do
+  case "$1" in
+    --prefix) [[ $# -ge 2 ]] || usage; prefix="$2"; shift 2 ;;
+    --prefix=*) prefix="${1#--prefix=}"; shift ;;
+    --uninstall) uninstall=1; shift ;;
+    --purge) purge=1; shift ;;
+    -h|--help) usage ;;
+    *) echo "install: unknown argument $1" >&2; usage ;;
+  esac
+done
+[[ $purge -eq 0 || $uninstall -eq 1 ]] || { echo "install: --purge goes with --uninstall" >&2; exit 2; }
+mkdir -p "$prefix"
+prefix="$(cd "$prefix" && pwd)"
+share="$prefix/share/handoff"
+manifest="$share/install-manifest.txt"   # every file installed, then "dir <d>" for each directory made
+say() { echo "install: $*"; }
+
+user_systemd() { command -v systemctl >/dev/null && systemctl --user show-environment >/dev/null 2>&1; }
+
+# The daemon processes of this install (an autostarted one outlives its client).
+stop_daemons() {
+  local exe pid stopped=0
+  for pid in $(pgrep -u "$(id -u)" -x handoffd 2>/dev/null || true); do
+    exe="$(readlink "/proc/$pid/exe" 2>/dev/null || true)"
+    exe="${exe% (deleted)}"
+    if [[ "$exe" == "$prefix/bin/handoffd" ]]; then kill -TERM "$pid" 2>/dev/null && stopped=$((stopped + 1)); fi
+  done
+  ((stopped == 0)) || say "stopped $stopped running handoffd of $prefix/bin"
+}
+
+if ((uninstall)); then
+  if [[ ! -f "$manifest" ]]; then say "nothing installed under $prefix (no $manifest)"; exit 0; fi
+  if [[ -x "$prefix/bin/handoff" ]]; then
+    "$prefix/bin/handoff" setup pi --remove | sed 's/^/install: /'
+    "$prefix/bin/handoff" setup claude-code --remove | sed 's/^/install: /'
+  fi
+  if grep -qx "systemd enabled" "$manifest" && user_systemd; then
+    systemctl --user disable --now handoffd.socket handoffd.service >/dev/null 2>&1 || true
+    say "disabled the systemd user units"
+  fi
+  stop_daemons
+  dirs=()
+  while IFS= read -r line; do
+    case "$line" in
+      "dir "*) dirs+=("${line#dir }") ;;
+      "systemd enabled") ;;
+      *) [[ "$line" == "$prefix"/* ]] && rm -f -- "$line" ;;
+    esac
+  done < "$manifest"
+  rm -f -- "$manifest"
+  # Directories this install made, deepest first, when nothing else is in them.
+  for ((i = ${#dirs[@]} - 1; i >= 0; i--)); do rmdir -- "${dirs[$i]}" 2>/dev/null || true; done
+  find "$share" "$prefix/share/doc/handoff" -depth -type d -empty -delete 2>/dev/null || true
+  say "removed handoff from $prefix"
+  state="${XDG_STATE_HOME:-$HOME/.local/state}/handoff"
+  store="${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}/cache/openpi/subagent-results"
+  if ((purge)); then
+    rm -rf -- "$state" "$store"
+    say "purged the queue and log ($state) and the artifacts ($store)"
+  else
+    say "kept the queue and log ($state) and the artifacts ($store); --purge removes them"
+  fi
+  exit 0
+fi
+
+# Build: the two executables and the Pi package, nothing else.
+"$root/scripts/setup.sh"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" --target handoffd handoff >/dev/null
+say "built handoffd and handoff in $build"
+if [[ ! -d "$root/client/pi/node_modules/typescript" ]]; then
+  npm ci --prefix "$root/client/pi" --no-audit --no-fund --loglevel=error >/dev/null
+fi
+npm run --prefix "$root/client/pi" --silent build >/dev/null
+say "built the Pi package (client/pi/dist)"
+
+# Install, remembering every file and every directory this made.
+made=()
+for d in "$prefix/bin" "$prefix/share" "$share" "$prefix/lib" "$prefix/lib/systemd" "$prefix/lib/systemd/user" \
+         "$prefix/share/doc" "$prefix/share/doc/handoff"; do
+  [[ -d "$d" ]] || made+=("$d")
+done
+old_made=()
+[[ -f "$manifest" ]] && mapfile -t old_made < <(sed -n 's/^dir //p' "$manifest")
+# Files an earlier install put there and this one does not (a file since removed from the
+# package) go, so that installing twice is installing once.
+old_files=()
+[[ -f "$manifest" ]] && mapfile -t old_files < <(grep -v -e '^dir ' -e '^systemd enabled$' "$manifest")
+rm -rf -- "$share/pi"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+mkdir -p "$share"
+{
+  cat "$build/install_manifest.txt"
+  echo
+  for d in "${old_made[@]}" "${made[@]}"; do echo "dir $d"; done | sort -u
+} > "$manifest.new"
+for f in "${old_files[@]}"; do
+  grep -qxF -- "$f" "$manifest.new" || { [[ "$f" == "$prefix"/* ]] && rm -f -- "$f"; }
+done
+sed -i '/^$/d' "$manifest.new"
+say "installed handoffd and handoff into $prefix/bin, the Pi package into $share/pi"
+
+# The daemon: socket activation where a user systemd runs; else every client starts it.
+if user_systemd; then
+  systemctl --user link "$prefix/lib/systemd/user/handoffd.service" "$prefix/lib/systemd/user/handoffd.socket" >/dev/null 2>&1 || true
+  systemctl --user daemon-reload
+  if systemctl --user enable --now handoffd.socket >/dev/null 2>&1; then
+    echo "systemd enabled" >> "$manifest.new"
+    say "enabled handoffd.socket (systemd starts handoffd on the first connection)"
+  else
+    say "could not enable handoffd.socket (systemctl --user status handoffd.socket says why); clients start handoffd themselves"
+  fi
+else
+  say "skipped systemd: no user systemd instance answers; clients start handoffd themselves when none runs"
+fi
+mv "$manifest.new" "$manifest"
+
+# The harnesses.
+agent_dir="${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}"
+if command -v pi >/dev/null || [[ -d "$agent_dir" ]]; then
+  "$prefix/bin/handoff" setup pi --package "$share/pi" | sed 's/^/install: /'
+else
+  say "skipped Pi: no pi on the PATH and no $agent_dir (run $prefix/bin/handoff setup pi after installing Pi)"
+fi
+if command -v claude >/dev/null; then
+  "$prefix/bin/handoff" setup claude-code | sed 's/^/install: /'
+else
+  say "skipped Claude Code: no claude on the PATH (run $prefix/bin/handoff setup claude-code after installing it)"
+fi
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) say "note: $prefix/bin is not on your PATH; add it to use the handoff command" ;;
+esac
