@@ -67,9 +67,9 @@ if ((uninstall)); then
     esac
   done < "$manifest"
   rm -f -- "$manifest"
-  # Directories this install made, deepest first, when nothing else is in them.
-  for ((i = ${#dirs[@]} - 1; i >= 0; i--)); do rmdir -- "${dirs[$i]}" 2>/dev/null || true; done
+  # The package's own directories, then those this install made (deepest first), when empty.
   find "$share" "$prefix/share/doc/handoff" -depth -type d -empty -delete 2>/dev/null || true
+  for ((i = ${#dirs[@]} - 1; i >= 0; i--)); do rmdir -- "${dirs[$i]}" 2>/dev/null || true; done
   say "removed handoff from $prefix"
   state="${XDG_STATE_HOME:-$HOME/.local/state}/handoff"
   store="${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}/cache/openpi/subagent-results"
@@ -84,7 +84,8 @@ fi
 
 # Build: the two executables and the Pi package, nothing else.
 "$root/scripts/setup.sh"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# An existing build tree (scripts/build.sh's) is reused as it is: ninja reconfigures it when needed.
+[[ -f "$build/build.ninja" ]] || cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" --target handoffd handoff >/dev/null
 say "built handoffd and handoff in $build"
 if [[ ! -d "$root/client/pi/node_modules/typescript" ]]; then

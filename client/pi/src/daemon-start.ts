@@ -47,7 +47,7 @@ export function autostartFromEnvironment(env: NodeJS.ProcessEnv = process.env): 
   const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
   const candidates = [
     env["HANDOFF_DAEMON"],
-    resolve(packageRoot, "../../bin/handoffd"),
+    resolve(packageRoot, "../../../bin/handoffd"),
     resolve(packageRoot, "../../build/daemon/handoffd"),
     ...(env["PATH"] ?? "").split(delimiter).filter((dir) => isAbsolute(dir)).map((dir) => join(dir, "handoffd")),
   ];

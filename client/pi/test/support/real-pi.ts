@@ -45,6 +45,13 @@ export interface RealPiOptions {
   env?: Record<string, string>;
   /** Extra CLI arguments. */
   args?: string[];
+  /**
+   * Load extensions as a user's Pi does, from its settings (no `-ne`, no `-e`): what `prepare`
+   * wrote there (`handoff setup pi`, say).
+   */
+  fromSettings?: boolean;
+  /** Runs once the directories exist, before Pi starts; what it returns is added to Pi's environment. */
+  prepare?: (paths: { dir: string; home: string; agentDir: string; cwd: string }) => Record<string, string> | void;
 }
 
 /** One JSON record from Pi's stdout (an event or a command's response). */
@@ -91,10 +98,12 @@ export class RealPi {
     const cwd = options.cwd ?? join(dir, "cwd");
     for (const path of [home, agentDir, cwd]) mkdirSync(path, { recursive: true });
     writeFileSync(join(agentDir, "models.json"), JSON.stringify(modelsJson(options.model.baseUrl, options.contextWindow ?? 200_000), null, 2));
-    const extensions = [...(options.extensions ?? [packageRoot]), ...(options.extraExtensions ?? [])];
+    const prepared = options.prepare?.({ dir, home, agentDir, cwd }) ?? {};
+    const extensions = options.fromSettings ? [] : [...(options.extensions ?? [packageRoot]), ...(options.extraExtensions ?? [])];
     const args = [
       options.piCli ?? defaultPiCli,
-      "--mode", "rpc", "--no-session", "--offline", "-ne",
+      "--mode", "rpc", "--no-session", "--offline",
+      ...(options.fromSettings ? [] : ["-ne"]),
       ...extensions.flatMap((path) => ["-e", path]),
       "--provider", scriptedProvider, "--model", scriptedModelId,
       ...(options.args ?? []),
@@ -110,6 +119,7 @@ export class RealPi {
       HANDOFF_AUTOSTART: "0",
       ...(options.socketPath === undefined ? {} : { HANDOFF_SOCKET: options.socketPath }),
       ...options.env,
+      ...prepared,
     };
     // detached: Pi leads a process group of its own, so close() can end it with all it spawned.
     const child = spawn(node22Path(), args, { cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
