@@ -1,4 +1,4 @@
-// --background: handoffd detaching from the client that started it (docs/design.md §11,
+// --background: handoffd detaching from the client that started it (docs/design.md §12,
 // "Starting itself"). The client runs `handoffd --background ...` and waits for that process to
 // exit; it exits once the detached daemon listens (0), or says why it will not (3: another
 // handoffd already serves the socket; 1: anything else), so the client knows when to connect.

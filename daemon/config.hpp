@@ -47,7 +47,7 @@ struct config {
   std::uint32_t gc_interval_s = 3600;             // between periodic runs, seconds; 0 = never
   std::uint32_t gc_keep_delivered_s = 86400;      // artifacts delivered within this stay, seconds
 
-  // Started by a client (docs/design.md §11, "Starting itself"): --background detaches once the
+  // Started by a client (docs/design.md §12): --background detaches once the
   // socket listens; --idle-exit-ms stops a daemon that has had no connection and nothing to send
   // for that long (0: never). Neither applies under socket activation.
   bool background = false;

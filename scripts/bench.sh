@@ -3,7 +3,7 @@
 # ratios measured side by side in the same run (absolute times are not comparable between runs
 # on a shared machine; the ratios are what the README quotes).
 #
-#   scripts/bench.sh [STEP...]      STEP: projection, e2e, recovery, hook, soak
+#   scripts/bench.sh [STEP...]      STEP: projection, e2e, recovery, hook, autostart, soak
 #                                   (default: projection e2e recovery)
 #
 #   projection  handoff's projection (bench/projection_bench.cpp, Google Benchmark) against a
@@ -24,6 +24,11 @@
 #               Code runs it, against a trivial C++ program reading stdin (a short answer: no
 #               daemon call; target 2x) and against process start + SHA-256 + one fsync'd write
 #               of the text (a 171 KB answer through a real handoffd; target 3x)
+#   autostart   a client with no daemon running (client/lib/handoff/daemon_start.hpp), timed from
+#               its first connect attempt to the answer to initialize + daemon/status, beside the
+#               same calls to a running daemon and to one started by hand in the foreground,
+#               on an empty queue and with 10,000 queued results (bench/autostart_bench.cpp;
+#               HANDOFF_AUTOSTART_RESULTS, HANDOFF_AUTOSTART_ROUNDS)
 #   soak        one daemon, many parent sessions in turn (bench/soak_bench.cpp): RSS, open fds
 #               and known parents sampled as it goes must stay flat. Long: 32 min per
 #               100,000 parents with HANDOFF_BENCH_DATA_DIR on a tmpfs, about 11 h on this
@@ -100,6 +105,15 @@ step_hook() {
   echo
   "$build/bench/handoff_bench_hook" --cli "$build/client/handoff" --floor "$build/bench/handoff_bench_hook_floor" \
     --dir "${HANDOFF_BENCH_DATA_DIR:-$build/bench-data}/hook" --rounds "${HANDOFF_HOOK_ROUNDS:-30}"
+  echo
+}
+
+step_autostart() {
+  build_targets handoffd handoff_bench_autostart
+  echo "## A client starting handoffd, against a running one and one started by hand"
+  echo
+  "$build/bench/handoff_bench_autostart" --dir "${HANDOFF_BENCH_DATA_DIR:-$build/bench-data}" \
+    --results "${HANDOFF_AUTOSTART_RESULTS:-10000}" --rounds "${HANDOFF_AUTOSTART_ROUNDS:-10}"
   echo
 }
 

@@ -3,13 +3,29 @@
 // scripted parent follows the footer through Claude Code's own Read and Bash.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, longAnswer, footerCalls, planCalls, readLines } from './harness.mjs';
+import { World, handoffdPath, longAnswer, footerCalls, planCalls, readLines } from './harness.mjs';
 import { startModel, firstUserText, toolResults } from './scripted-anthropic.mjs';
 
 const KiB = 1024;
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
+
+// The live handoffd serving `socket` (found by its command line), or undefined.
+function daemonServing(socket) {
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const args = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (stat[stat.lastIndexOf(')') + 2] !== 'Z' && args.includes(`--socket=${socket}`)) return Number(name);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
 
 // A parent that calls Agent with `agents` (prompts), records each tool result, then makes the
 // footer's calls of the first cut result (when `follow`), then ends. Children answer by prompt.
@@ -210,6 +226,40 @@ test('handoffd stopped: the answer arrives whole with one line saying it was not
     assert.ok(result.includes(answer.split('\n').map((l) => `  ${l}`).join('\n')), 'the whole answer');
     assert.match(result, /\[handoff: this result was not bounded \(handoffd: /);
     assert.ok(run.ms < 30_000, `claude -p took ${run.ms} ms`);
+  });
+});
+
+test('no daemon running: the hook starts handoffd itself, detached (claude -p ends at once), and the 171 KB answer is bounded', async () => {
+  await withWorld(async (world) => {
+    // The started daemon takes a user's defaults: the store under PI_CODING_AGENT_DIR, the
+    // queue and its log under XDG_STATE_HOME.
+    world.artifactDir = path.join(world.dir, 'agent', 'cache', 'openpi', 'subagent-results');
+    world.setup();
+    const answer = longAnswer(3001, 57);
+    const { respond, seen } = parentScript({ agents: ['CHILD-AUTO audit'], answers: { 'CHILD-AUTO': answer } });
+    const env = {
+      HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: handoffdPath,
+      PI_CODING_AGENT_DIR: path.join(world.dir, 'agent'), XDG_STATE_HOME: path.join(world.dir, 'state'),
+    };
+    let daemonPid;
+    try {
+      const run = await runClaude(world, respond, { env });
+      const result = seen.agentResults[0].text;
+      assert.ok(bytes(result) <= 16 * KiB, `${bytes(result)} bytes`);
+      assert.match(result, /finding 0001/);
+      assert.match(result, /VERDICT: ship it/);
+      assert.match(result, /\[Truncated: /);
+      assert.equal(world.artifacts().length, 1, 'the full text is in the store the Read rule allows');
+      // claude -p waits for its hooks' output to end: a daemon holding the hook's stdout would
+      // have kept it running until the daemon's idle exit.
+      assert.ok(run.ms < 60_000, `claude -p took ${run.ms} ms`);
+      const log = fs.readFileSync(path.join(world.dir, 'state', 'handoff', 'handoffd.log'), 'utf8');
+      assert.match(log, new RegExp(`listening on ${world.socket}`));
+      daemonPid = daemonServing(world.socket);
+      assert.ok(daemonPid > 0, 'the started daemon still serves after claude -p ended');
+    } finally {
+      if (daemonPid) process.kill(daemonPid, 'SIGKILL');
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-// Starting handoffd when nothing answers at its socket (docs/design.md §11, "Starting itself"),
+// Starting handoffd when nothing answers at its socket (docs/design.md §12),
 // as watchman and gpg-agent do: the client runs `handoffd --background`, which returns once the
 // detached daemon listens, and then connects. Two clients starting it at once end with one
 // daemon: the second handoffd finds the socket's lock held and exits 3, and its client connects

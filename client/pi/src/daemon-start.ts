@@ -1,4 +1,4 @@
-// Starting handoffd when nothing answers at its socket (docs/design.md §11, "Starting itself"),
+// Starting handoffd when nothing answers at its socket (docs/design.md §12),
 // the TypeScript twin of client/lib/handoff/daemon_start.hpp: run `handoffd --background`, which
 // exits once the detached daemon listens (0) or says why not (3: another handoffd holds the
 // socket's lock; it is starting, or finishing an idle exit), then connect. Two clients starting
