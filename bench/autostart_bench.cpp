@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -91,23 +92,22 @@ pid_t listener_pid(const fs::path& socket) {
   return pid;
 }
 
-// SIGKILL, then wait until the lock is free: the process has gone (or is a zombie nobody reaps).
-void kill_hard(pid_t pid) {
+// SIGKILL, then wait until the socket's lock is free: only then can the next daemon start (a
+// killed process shows as a zombie while its other threads may still hold its files).
+void kill_hard(pid_t pid, const fs::path& socket) {
+  if (pid <= 0) throw std::runtime_error("no daemon to kill at " + socket.string());
   ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, WNOHANG);
-  for (int i = 0; i < 5000; ++i) {
-    std::string stat;
-    if (FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r")) {
-      char buffer[512] = {};
-      std::fgets(buffer, sizeof buffer, f);
-      std::fclose(f);
-      stat = buffer;
-    }
-    const auto close = stat.rfind(')');
-    if (stat.empty() || (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z')) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  fs::path lock_path = socket;
+  lock_path += ".lock";
+  for (int i = 0; i < 10'000; ++i) {
+    ::waitpid(pid, nullptr, WNOHANG);  // ours (started by hand): reaped; else init's
+    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
+    const bool free = fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (fd >= 0) ::close(fd);
+    if (free) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  throw std::runtime_error("handoffd " + std::to_string(pid) + " did not die");
+  throw std::runtime_error("handoffd " + std::to_string(pid) + " did not let go of " + lock_path.string());
 }
 
 // handoffd in the foreground with the user's defaults (what a user typing it, or a unit, runs).
@@ -126,8 +126,12 @@ pid_t start_by_hand(const fs::path& handoffd) {
   return pid;
 }
 
-hc::connection connect_retrying(const fs::path& socket) {
+// Connects once the daemon started by hand listens; throws when it exits first.
+hc::connection connect_retrying(const fs::path& socket, pid_t daemon) {
   for (;;) {
+    int status = 0;
+    if (::waitpid(daemon, &status, WNOHANG) == daemon)
+      throw std::runtime_error("handoffd started by hand exited (status " + std::to_string(WEXITSTATUS(status)) + ")");
     try {
       hc::options o;
       o.socket = socket;
@@ -149,7 +153,7 @@ void round(const settings& s, const user_dirs& u, std::size_t held, timings& t) 
   auto start = hb::bench_clock::now();
   const pid_t hand = start_by_hand(s.handoffd);
   {
-    hc::connection c = connect_retrying(u.socket);
+    hc::connection c = connect_retrying(u.socket, hand);
     first_answer(c, held);
   }
   t.by_hand.push_back(since(start));
@@ -162,8 +166,7 @@ void round(const settings& s, const user_dirs& u, std::size_t held, timings& t) 
     first_answer(c, held);
   }
   t.running.push_back(since(start));
-  kill_hard(hand);
-  ::waitpid(hand, nullptr, 0);
+  kill_hard(hand, u.socket);
   // Autostart: from the first connect attempt (the socket is stale now) to the first answer.
   hc::options o;
   o.socket = u.socket;
@@ -174,7 +177,7 @@ void round(const settings& s, const user_dirs& u, std::size_t held, timings& t) 
     first_answer(c, held);
   }
   t.autostart.push_back(since(start));
-  kill_hard(listener_pid(u.socket));
+  kill_hard(listener_pid(u.socket), u.socket);
 }
 
 std::string ms(double seconds) { return hb::format_us(seconds * 1e6); }
@@ -201,7 +204,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     fs::create_directories(s.dir);
-    hb::scratch_dir base(s.dir, "autostart");
+    hb::scratch_dir base(fs::absolute(s.dir), "autostart");  // the daemons' environment names it
     const user_dirs u(base.path());
     std::cout << "## handoff starting itself\n\n";
     hb::print_environment(base.path(), s.handoffd);
@@ -209,11 +212,10 @@ int main(int argc, char** argv) {
     for (std::size_t r = 0; r < s.rounds; ++r) round(s, u, 0, empty);
     if (s.results > 0) {
       const pid_t filler = start_by_hand(s.handoffd);
-      connect_retrying(u.socket);
+      connect_retrying(u.socket, filler);
       hb::phase filled;
       hb::complete_results(u.socket, s.clients, s.mix, s.results, [&](std::size_t i) { return s.mix.text(i); }, filled);
-      kill_hard(filler);
-      ::waitpid(filler, nullptr, 0);
+      kill_hard(filler, u.socket);
       for (std::size_t r = 0; r < s.rounds; ++r) round(s, u, s.results, full);
     }
     std::cout << "Medians of " << s.rounds << " rounds, each: handoffd started by hand and timed from just before its "

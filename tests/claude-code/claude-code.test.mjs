@@ -241,7 +241,6 @@ test('no daemon running: the hook starts handoffd itself, detached (claude -p en
       HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: handoffdPath,
       PI_CODING_AGENT_DIR: path.join(world.dir, 'agent'), XDG_STATE_HOME: path.join(world.dir, 'state'),
     };
-    let daemonPid;
     try {
       const run = await runClaude(world, respond, { env });
       const result = seen.agentResults[0].text;
@@ -255,10 +254,10 @@ test('no daemon running: the hook starts handoffd itself, detached (claude -p en
       assert.ok(run.ms < 60_000, `claude -p took ${run.ms} ms`);
       const log = fs.readFileSync(path.join(world.dir, 'state', 'handoff', 'handoffd.log'), 'utf8');
       assert.match(log, new RegExp(`listening on ${world.socket}`));
-      daemonPid = daemonServing(world.socket);
-      assert.ok(daemonPid > 0, 'the started daemon still serves after claude -p ended');
+      assert.ok(daemonServing(world.socket) > 0, 'the started daemon still serves after claude -p ended');
     } finally {
-      if (daemonPid) process.kill(daemonPid, 'SIGKILL');
+      const pid = daemonServing(world.socket);
+      if (pid) process.kill(pid, 'SIGKILL');
     }
   });
 });
