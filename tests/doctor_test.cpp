@@ -18,9 +18,10 @@ using namespace handoff::test;
 
 namespace {
 
-// Runs `handoff doctor <args>`; its exit status and everything it printed.
-std::pair<int, std::string> doctor(const std::string& args) {
-  const std::string command = std::string(HANDOFF_CLI_PATH) + " doctor " + args + " 2>&1";
+// Runs `handoff doctor <args>` (with `env`, shell assignments, before it); its exit status and
+// everything it printed.
+std::pair<int, std::string> doctor_with_env(const std::string& env, const std::string& args) {
+  const std::string command = env + " " + std::string(HANDOFF_CLI_PATH) + " doctor " + args + " 2>&1";
   FILE* p = ::popen(command.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;
@@ -29,6 +30,8 @@ std::pair<int, std::string> doctor(const std::string& args) {
   const int status = ::pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+std::pair<int, std::string> doctor(const std::string& args) { return doctor_with_env("", args); }
 
 bool has(const std::string& out, const std::string& line) { return out.find(line) != std::string::npos; }
 
@@ -92,4 +95,18 @@ TEST_CASE("doctor names a plain file where the socket should be") {
                               (dir / "a").string() + " --queue-dir " + (dir / "q").string());
   CHECK(status == 1);
   CHECK_MESSAGE(has(out, "is not a socket: remove it"), out);
+}
+
+TEST_CASE("doctor without a daemon, when clients start one: not running is fine, and doctor starts none") {
+  temp_dir dir("doctor-autostart");
+  fs::create_directory(dir / "run");
+  fs::permissions(dir / "run", fs::perms::owner_all, fs::perm_options::replace);
+  const std::string socket = (dir / "run" / "handoffd.sock").string();
+  auto [status, out] = doctor_with_env("HANDOFF_AUTOSTART=1 HANDOFF_DAEMON=" HANDOFFD_PATH,
+                                       "--socket " + socket + " --artifact-dir " + (dir / "a").string() +
+                                           " --queue-dir " + (dir / "q").string());
+  CHECK_MESSAGE(has(out, "ok   no daemon at " + socket + " now: the first client that needs one starts " HANDOFFD_PATH),
+                out);
+  CHECK_FALSE(has(out, "FAIL no socket"));
+  CHECK_FALSE(fs::exists(socket));  // doctor looks; it does not start one
 }

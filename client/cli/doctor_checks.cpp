@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "cli/byte_size.hpp"
+#include "handoff/daemon_start.hpp"
 
 namespace handoff::cli {
 namespace {
@@ -104,9 +105,15 @@ finding check_private_contents(const fs::path& dir, const std::string& what, int
 finding check_socket_file(const fs::path& socket) {
   struct stat st {};
   if (::lstat(socket.c_str(), &st) != 0) {
-    if (errno == ENOENT)
+    if (errno == ENOENT) {
+      // Not running is how a client-started daemon rests (docs/design.md §12).
+      if (const auto start = client::autostart_from_environment())
+        return ok("no daemon at " + shell_word(socket) + " now: the first client that needs one starts " +
+                  shell_word(start->daemon.string()));
       return fail("no socket at " + shell_word(socket) + ": start the daemon with systemctl --user enable --now "
-                  "handoffd.socket (or run handoffd)");
+                  "handoffd.socket (or run handoffd; starting it from clients is off: HANDOFF_AUTOSTART=0, or no "
+                  "handoffd found)");
+    }
     return fail("cannot look at the socket " + shell_word(socket) + ": " + std::strerror(errno));
   }
   if (!S_ISSOCK(st.st_mode))
