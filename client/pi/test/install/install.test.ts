@@ -80,11 +80,14 @@ function filesUnder(dir: string): string[] {
     .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
 }
 
-test("install.sh, then a Pi with no -e: the package loads from Pi's settings, starts handoffd itself, and a spawned child's 171 KB answer arrives bounded", async () => {
+test("install.sh, then a Pi with no -e: the package loads from Pi's settings, starts handoffd itself, a spawned child's 171 KB answer arrives bounded, and again after a kill -9 of that daemon", async () => {
   const report = exactReport(171_000, 3_000, "inst");
   const model = await ScriptedModel.start((request) => {
+    if (request.firstUser.startsWith("CHILD second")) return { text: "BEGIN second\nthe second answer\nEND second" };
     if (request.firstUser.startsWith("CHILD")) return { text: report };
     const last = request.last;
+    if (last?.role === "user" && textOf(last) === "PARENT again")
+      return { toolCalls: [{ name: "subagent_spawn", arguments: { task: "CHILD second report", title: "Second" } }] };
     if (last?.role === "user") return { toolCalls: [{ name: "subagent_spawn", arguments: { task: "CHILD write the report", title: "Report" } }] };
     if (last?.role === "tool" && textOf(last).includes("Started subagent")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
     return { text: "read it" };
@@ -125,6 +128,20 @@ test("install.sh, then a Pi with no -e: the package loads from Pi's settings, st
     const daemons = await eventually("one daemon", () => (daemonsOf(u).length === 1 ? daemonsOf(u) : false), 5_000);
     assert.equal(daemons[0]!.exe, join(u.prefix, "bin", "handoffd"), "the installed daemon, started by the extension");
     assert.match(readFileSync(join(u.state, "handoff", "handoffd.log"), "utf8"), /listening on /);
+
+    // The daemon killed: the extension's reconnection starts another, and the next child's
+    // answer arrives through it.
+    await pi.waitFor((e) => e.type === "agent_settled", 30_000, "the first run to settle", pi.events.indexOf(waited));
+    process.kill(daemons[0]!.pid, "SIGKILL");
+    const from = pi.events.length;
+    await pi.prompt("PARENT again");
+    const second = await toolEnd(pi, "subagent_wait", 90_000, from);
+    assert.match(toolText(second), /"Second" finished\.\n\nBEGIN second\nthe second answer\nEND second/);
+    const replaced = await eventually("a new daemon", () => {
+      const now = daemonsOf(u);
+      return now.length === 1 && now[0]!.pid !== daemons[0]!.pid ? now : false;
+    }, 10_000);
+    assert.equal(replaced[0]!.exe, join(u.prefix, "bin", "handoffd"));
   } finally {
     await pi.close();
     await model.close();
