@@ -307,10 +307,18 @@ bool pending_queue::refile_tombstones() {
     std::lock_guard lock(mutex_);
     if (unfiled_tombstones_.empty()) return true;
     again.assign(unfiled_tombstones_.begin(), unfiled_tombstones_.end());
-    unfiled_tombstones_.clear();
   }
-  write_done_files(again);
+  // Each stays listed until its file is there: while the files are written (slow on a busy or
+  // full disk) a resend must still be recognised, or it would be queued and delivered again.
+  std::vector<std::pair<std::string, tombstone>> refused;
+  const std::size_t written = file_tombstones(again, refused, nullptr);
   std::lock_guard lock(mutex_);
+  tombstone_count_ += written;
+  for (const auto& [key, t] : again) {
+    const bool still_refused =
+        std::any_of(refused.begin(), refused.end(), [&key = key](const auto& r) { return r.first == key; });
+    if (!still_refused) unfiled_tombstones_.erase(key);
+  }
   return unfiled_tombstones_.empty();
 }
 
