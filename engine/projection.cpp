@@ -18,10 +18,13 @@
 #include <cassert>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "engine/markdown_headings.hpp"
+#include "engine/outline.hpp"
 #include "engine/projection_cut.hpp"
 #include "engine/projection_notice.hpp"
 #include "engine/text_page.hpp"
@@ -106,6 +109,52 @@ std::vector<read_step> omitted_reads(std::string_view text, const body_cut& cut,
   return reads;
 }
 
+line_span omitted_of(const body_cut& cut, std::size_t total_lines) noexcept {
+  return {cut.head_lines + 1, total_lines - cut.tail_lines};
+}
+
+// The headings of `headings` (in line order) that start on a line of `span`.
+std::span<const heading> starting_in(std::span<const heading> headings, line_span span) noexcept {
+  const auto first = std::partition_point(headings.begin(), headings.end(),
+                                          [&](const heading& h) { return h.line < span.first; });
+  const auto last = std::partition_point(first, headings.end(), [&](const heading& h) { return h.line <= span.last; });
+  return {first, last};
+}
+
+struct outlined_cut {
+  body_cut cut;
+  outline listing;
+};
+
+// When the lines `cut` omits hold a heading: a cut that leaves room for their outline, and the
+// outline. The outline may take an eighth of each limit; when the headings of the middle that
+// room would leave fit in less, the cut leaves only what they take, so that a short outline
+// costs the head and tail no more than its own size. None when no heading is omitted or no
+// outline fits (the projection is then made as if there were no outline).
+std::optional<outlined_cut> cut_with_outline(std::string_view text, std::size_t total_lines,
+                                             const projection_limits& limits, body_budget budget,
+                                             const body_cut& cut, const artifact_ref& artifact) {
+  const outline_size most{limits.max_bytes / 8, limits.max_lines / 8};
+  if (!limits.outline) return std::nullopt;
+  if (budget.bytes < most.bytes + min_body_bytes || budget.lines < most.lines + min_body_lines) return std::nullopt;
+  const std::vector<heading> headings = find_headings(text);
+  if (starting_in(headings, omitted_of(cut, total_lines)).empty()) return std::nullopt;
+  outlined_cut result{cut_body(text, total_lines, {budget.bytes - most.bytes, budget.lines - most.lines},
+                               limits.head_share),
+                      outline{}};
+  const outline_size full =
+      outline::full_size(starting_in(headings, omitted_of(result.cut, total_lines)), text, artifact);
+  outline_size room = most;
+  if (full.bytes <= most.bytes && full.lines <= most.lines) {
+    room = full;
+    result.cut = cut_body(text, total_lines, {budget.bytes - room.bytes, budget.lines - room.lines}, limits.head_share);
+  }
+  const line_span omitted = omitted_of(result.cut, total_lines);
+  result.listing = outline::choose(starting_in(headings, omitted), text, omitted, artifact, room);
+  if (result.listing.empty()) return std::nullopt;
+  return result;
+}
+
 }  // namespace
 
 bool fits(std::string_view text, const projection_limits& limits) noexcept {
@@ -150,10 +199,20 @@ projection project(std::string_view text, const projection_limits& limits, const
                                 std::to_string(notices.bytes) + "-byte marker and footer");
   }
   const body_budget budget{limits.max_bytes - notices.bytes, limits.max_lines - notices.lines};
-  const body_cut cut = cut_body(text, result.total.lines, budget, limits.head_share);
+  body_cut cut = cut_body(text, result.total.lines, budget, limits.head_share);
   // The caller's line count is trusted, not checked (that would take the scan it saves); one
   // that leaves the head and the tail overlapping cannot be this text's: count after all.
-  if (cut.head_end > cut.tail_start || cut.head_lines + cut.tail_lines > result.total.lines) {
+  const auto overlapping = [&](const body_cut& c) {
+    return c.head_end > c.tail_start || c.head_lines + c.tail_lines > result.total.lines;
+  };
+  std::optional<outlined_cut> outlined;
+  if (!overlapping(cut)) outlined = cut_with_outline(text, result.total.lines, limits, budget, cut, artifact);
+  if (outlined) {
+    cut = outlined->cut;
+    result.outline_listed = outlined->listing.listed();
+    result.outline_left_out = outlined->listing.left_out();
+  }
+  if (overlapping(cut)) {
     const text_shape measured = measure(text);
     if (measured.lines == result.total.lines) throw std::logic_error("project: the head and the tail overlap");
     return project(text, limits, artifact, measured);
@@ -177,6 +236,7 @@ projection project(std::string_view text, const projection_limits& limits, const
   if (cut.head_partial) out.push_back('\n');
   append_marker(out, numbers);
   out.push_back('\n');
+  if (outlined) outlined->listing.append_to(out);
   if (cut.tail_lines > 0 || cut.tail_partial) {
     out.append(text.substr(cut.tail_start));
     if (text.back() != '\n') out.push_back('\n');

@@ -6,6 +6,11 @@
 // like Pi's `read`: text.split("\n"), 1-based. A text ending in '\n' keeps its last line with
 // content in the tail: the empty line after the final '\n' costs the tail nothing.
 //
+// When the omitted lines hold markdown headings, an outline after the marker lists them with the
+// line each starts on (outline.hpp), within an eighth of each limit: the head and tail are cut
+// once more to leave it room, so a text whose omitted lines hold no heading is projected as if
+// there were no outline.
+//
 // The footer names the omitted lines and the calls that read them back, each returning exactly
 // its lines uncut in Pi 1.6.0 (projection_notice.hpp, text_page.hpp's read_plan): Pi `read`
 // pages of at most 2000 lines and 50 KiB, and `handoff read --bytes` ranges through Pi's `bash`
@@ -35,6 +40,10 @@ struct projection {
   bool tail_partial = false;      // part of the line before the tail's whole lines is shown
   std::size_t omitted_first = 0;  // first omitted line, 1-based (partly shown ones are omitted)
   std::size_t omitted_count = 0;  // omitted lines, partly shown ones included
+  // The outline of the omitted lines (outline.hpp): headings it lists, and those it leaves out
+  // for room; both 0 when it has none (no heading omitted, or no room for one).
+  std::size_t outline_listed = 0;
+  std::size_t outline_left_out = 0;
 };
 
 // True when `text` is within both limits: project() would return it byte for byte.

@@ -10,6 +10,8 @@ struct projection_limits {
   std::size_t max_bytes = 16 * 1024;  // bound on the whole projection, UTF-8 bytes
   std::size_t max_lines = 600;        // bound on the whole projection's lines
   double head_share = 0.75;           // share of the body budget for the head, [0.05, 0.95]
+  bool outline = true;                // list the omitted lines' headings (outline.hpp); false:
+                                      // head, marker, tail and footer only, as before the outline
 };
 
 // Smallest limits project() accepts for a cut text; below them the marker and footer

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <regex>
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/outline.hpp"
 #include "engine/projection.hpp"
 #include "engine/projection_notice.hpp"
 #include "engine/text_page.hpp"
@@ -22,6 +24,7 @@ namespace handoff::test {
 
 inline constexpr std::string_view marker_prefix = "[... middle omitted: ";
 inline constexpr std::string_view footer_prefix = "[Truncated: ";
+inline constexpr std::string_view outline_prefix = "[Omitted sections, at their lines of the full text (";
 inline constexpr std::string_view replacement_char = "\xEF\xBF\xBD";  // U+FFFD
 
 // text.split("\n"), as Pi's read numbers lines.
@@ -208,12 +211,15 @@ inline std::string follow_calls(std::string_view text, std::string_view path, co
   return out;
 }
 
-// The projection's text taken apart: lines before the marker, the marker, the lines between
-// the marker and the two-line footer, and the footer. When the full text ends in '\n', its
-// empty last line is shown by that '\n' (the footer starts on it), and `tail` ends with it.
+// The projection's text taken apart: lines before the marker, the marker, the outline block
+// after it (none when the text has none: its first line starts with outline_prefix, its last
+// ends in ']'), the lines between it and the two-line footer, and the footer. When the full
+// text ends in '\n', its empty last line is shown by that '\n' (the footer starts on it), and
+// `tail` ends with it.
 struct projection_parts {
   std::vector<std::string_view> head;
   std::string_view marker;
+  std::vector<std::string_view> outline;
   std::vector<std::string_view> tail;
   std::string footer;
 };
@@ -232,11 +238,142 @@ inline projection_parts split_projection(std::string_view out, bool final_newlin
   REQUIRE(marker + 2 < lines.size());
   parts.head.assign(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(marker));
   parts.marker = lines[marker];
-  parts.tail.assign(lines.begin() + static_cast<std::ptrdiff_t>(marker) + 1, lines.end() - 2);
+  std::size_t tail = marker + 1;
+  if (lines[tail].substr(0, outline_prefix.size()) == outline_prefix) {
+    while (tail + 2 < lines.size() && (lines[tail].empty() || lines[tail].back() != ']')) {
+      parts.outline.push_back(lines[tail++]);
+    }
+    REQUIRE_MESSAGE(tail + 2 < lines.size(), "an outline block that never ends");
+    parts.outline.push_back(lines[tail++]);
+  }
+  parts.tail.assign(lines.begin() + static_cast<std::ptrdiff_t>(tail), lines.end() - 2);
   if (final_newline) parts.tail.emplace_back();
   REQUIRE(lines[lines.size() - 2].substr(0, footer_prefix.size()) == footer_prefix);
   parts.footer = std::string(lines[lines.size() - 2]) + "\n" + std::string(lines.back());
   return parts;
+}
+
+// A heading's title as an outline entry shows it: control characters as spaces, '[' ']' as
+// '(' ')'.
+inline std::string outline_shown(std::string_view title) {
+  std::string out;
+  for (const char c : title) {
+    const auto byte = static_cast<unsigned char>(c);
+    out.push_back(byte < 0x20U || byte == 0x7FU ? ' ' : c == '[' ? '(' : c == ']' ? ')' : c);
+  }
+  return out;
+}
+
+inline bool blank_line(std::string_view line) {
+  return line.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
+// Line `number` (1-based) of `lines` read as the start of a heading of `level` whose title the
+// entry shows as `shown`, without markdown_headings.cpp: an ATX heading ("## Title", indented
+// up to 3 spaces), or a line of text under which, before any blank line, a line of only '='
+// (level 1) or only '-' (level 2) follows.
+inline void check_heading_at(const std::vector<std::string_view>& lines, std::size_t number, std::size_t level,
+                             std::string shown) {
+  CAPTURE(number);
+  CAPTURE(shown);
+  REQUIRE(number >= 1);
+  REQUIRE(number <= lines.size());
+  const std::string_view line = lines[number - 1];
+  const std::size_t indent = line.find_first_not_of(' ');
+  REQUIRE(indent != std::string_view::npos);
+  REQUIRE(indent <= 3);
+  std::string_view title;
+  if (line.substr(indent, level) == std::string(level, '#') && line.size() > indent + level &&
+      (line[indent + level] == ' ' || line[indent + level] == '\t')) {
+    title = line.substr(indent + level);
+  } else {
+    REQUIRE(level <= 2);
+    const char underline = level == 1 ? '=' : '-';
+    bool found = false;
+    for (std::size_t i = number; i < lines.size() && !found && !blank_line(lines[i]); ++i) {
+      const std::string_view below = lines[i];
+      const std::size_t at = below.find_first_not_of(' ');
+      found = at <= 3 && below[at] == underline &&
+              below.find_first_not_of(std::string(1, underline) + " \t\r", at) == std::string_view::npos;
+    }
+    CHECK_MESSAGE(found, "no heading of level " << level << " at line " << number);
+    title = line.substr(indent);
+  }
+  // A clipped title is cut at a character boundary within the first 77 bytes, then "...".
+  const bool clipped = ends_with(shown, "...") && shown.size() >= max_outline_title_bytes - 3;
+  if (clipped) {
+    shown.resize(shown.size() - 3);
+    CHECK(shown.size() <= max_outline_title_bytes - 3);
+    if (valid_utf8(title)) CHECK(valid_utf8(shown));
+  } else {
+    CHECK(shown.size() <= max_outline_title_bytes);
+  }
+  CHECK(!shown.empty());
+  CHECK_MESSAGE(outline_shown(title).find(shown) != std::string::npos, "the title is not the line's");
+}
+
+// The outline block `block` of a cut whose omitted lines are first..last, read as a parent
+// would: every entry names the line its heading starts on, within the omitted lines and in
+// order; the block is within an eighth of each limit; a heading of a level is left out only
+// when every one listed is of that level or a higher one; the "more" line names the command
+// that lists them all. Returns the entries' line numbers.
+inline std::vector<std::size_t> check_outline(const std::vector<std::string_view>& block, std::string_view text,
+                                              const projection_limits& limits, const artifact_ref& artifact,
+                                              std::size_t first, std::size_t last, const projection& p) {
+  static const std::regex entry(R"(^  (\d+) (#{1,6}) (.*)$)");
+  static const std::regex more(R"(^  \+(\d+) more \(levels? (\d)(?:-(\d))?\)(.*)\]$)");
+  std::size_t bytes = 0;
+  for (const std::string_view line : block) bytes += line.size() + 1;
+  if (block.empty()) {
+    CHECK(p.outline_listed == 0);
+    CHECK(p.outline_left_out == 0);
+    return {};
+  }
+  CHECK(bytes <= limits.max_bytes / 8);
+  CHECK(block.size() <= limits.max_lines / 8);
+  const std::string header = std::string(outline_prefix) +
+                             (artifact.saved ? std::string(artifact.profile->read_tool) + " offset=LINE):" : "not saved):");
+  CHECK(block.front() == header);
+  const std::vector<std::string_view> lines = split_lines(text);
+  std::vector<std::size_t> listed;
+  std::size_t highest_listed = 0;
+  std::size_t left_out = 0;
+  for (std::size_t i = 1; i < block.size(); ++i) {
+    std::string line(block[i]);
+    std::smatch m;
+    if (i + 1 == block.size() && std::regex_match(line, m, more)) {
+      left_out = std::stoul(m[1].str());
+      CHECK(left_out > 0);
+      const std::size_t lowest = std::stoul(m[2].str());
+      CHECK(highest_listed <= lowest);
+      const std::string rest = m[4].str();
+      if (artifact.saved) {
+        std::string command = ": " + std::string(artifact.profile->bash_tool) + " `";
+        append_shell_word(command, artifact.reader);
+        command += " read --outline " + std::to_string(first) + "-" + std::to_string(last) + " ";
+        append_shell_word(command, artifact.path);
+        CHECK(rest == command + "`");
+      } else {
+        CHECK(rest == ", not listed");
+      }
+      continue;
+    }
+    if (i + 1 == block.size()) {
+      REQUIRE(ends_with(line, "]"));
+      line.pop_back();
+    }
+    REQUIRE_MESSAGE(std::regex_match(line, m, entry), "not an outline entry: " << line);
+    const std::size_t number = std::stoul(m[1].str());
+    CHECK(number >= first);
+    CHECK(number <= last);
+    if (!listed.empty()) CHECK(number > listed.back());
+    listed.push_back(number);
+    highest_listed = std::max(highest_listed, static_cast<std::size_t>(m[2].length()));
+    check_heading_at(lines, number, static_cast<std::size_t>(m[2].length()), m[3].str());
+  }
+  CHECK(p.outline_listed == listed.size());
+  CHECK(p.outline_left_out == left_out);
+  return listed;
 }
 
 // The omitted lines a footer names: first..last, 1-based.
@@ -368,6 +505,8 @@ inline omitted_range check_cut(std::string_view text, const projection_limits& l
                                                         : "lines " + std::to_string(reads->first) + "-" +
                                                               std::to_string(last_omitted);
   CHECK(parts.marker.find(range + " of " + std::to_string(total) + ",") != std::string_view::npos);
+  check_outline(parts.outline, text, limits, artifact, reads->first, reads->last, p);
+  if (!limits.outline) CHECK(parts.outline.empty());
   return {reads->first, reads->last};
 }
 

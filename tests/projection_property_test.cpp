@@ -6,9 +6,11 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "engine/projection.hpp"
 #include "engine/text_page.hpp"
@@ -64,9 +66,14 @@ std::size_t line_length(draw& d) {
   return d.between(2001, 60000);
 }
 
+// What starts some lines: ATX headings (some indented, some not headings at all), fences and
+// setext underlines, so that outlines (outline.hpp) are made and read back too.
+constexpr std::string_view markdown_starts[] = {"# ", "## ", "### ", "###### ", "   ## ", "#x ", "```", "~~~",
+                                                "===", "---", "- ", "    # "};
+
 // Lines are a random run of characters repeated to the drawn length: every width still meets
 // every cut position, at a fraction of the cost of drawing each character.
-std::string random_text(draw& d) {
+std::string random_text(draw& d, draw& markdown) {
   const std::size_t kind = d.below(10);
   const std::size_t lines = kind < 2   ? d.between(1, 3)
                             : kind < 8 ? d.between(4, 400)
@@ -76,6 +83,7 @@ std::string random_text(draw& d) {
   std::string run;
   for (std::size_t i = 0; i < lines && text.size() < 300000; ++i) {
     if (i > 0) text.push_back('\n');
+    if (markdown.chance(8)) text += markdown_starts[markdown.below(std::size(markdown_starts))];
     run.clear();
     for (std::size_t n = d.between(1, 24); n > 0; --n) append_char(run, d, max_width);
     const std::size_t target = text.size() + line_length(d);
@@ -104,14 +112,17 @@ artifact_ref random_artifact(draw& d, bool roomy) {
 
 TEST_CASE("random texts and limits: every projection keeps every promise") {
   draw d(seed);
+  draw markdown(seed + 1);  // its own draws: the limits and artifacts stay those drawn before
   int cut = 0;
   int partial = 0;
   int several_reads = 0;  // footers listing more than one call
   int byte_ranges = 0;    // footers with a `handoff read --bytes` command
   int plans = 0;          // footers with the `handoff read --plan` command
+  int outlines = 0;       // projections with an outline of their omitted headings
+  int left_out = 0;       // outlines that left some headings out
   for (int i = 0; i < cases; ++i) {
     CAPTURE(i);
-    const std::string text = random_text(d);
+    const std::string text = random_text(d, markdown);
     const projection_limits limits{d.between(512, 40000), d.between(8, 700),
                                    static_cast<double>(d.between(50, 950)) / 1000.0};
     const artifact_ref artifact = random_artifact(d, limits.max_bytes >= 1024);
@@ -141,14 +152,19 @@ TEST_CASE("random texts and limits: every projection keeps every promise") {
     if (p.text.find("calls, each shown whole: ") != std::string::npos) ++several_reads;
     if (p.text.find("' read --bytes ") != std::string::npos) ++byte_ranges;
     if (p.text.find("' read --plan ") != std::string::npos) ++plans;
+    if (p.outline_listed > 0) ++outlines;
+    if (p.outline_left_out > 0) ++left_out;
     if (i % 10 == 0) CHECK(handoff::project(text, limits, artifact).text == p.text);
   }
   // The generator must exercise both kinds of cut, or the property says little.
   CHECK(cut > cases / 2);
   CHECK(partial > cases / 20);
   MESSAGE("cut " << cut << ", partial " << partial << ", several reads " << several_reads << ", byte ranges "
-                 << byte_ranges << ", plan commands " << plans);
+                 << byte_ranges << ", plan commands " << plans << ", outlines " << outlines << " (" << left_out
+                 << " leaving headings out)");
   CHECK(several_reads > cases / 50);
   CHECK(byte_ranges > 10);  // listed only when the average line is over 50 KiB or room is left
   CHECK(plans > cases / 50);
+  CHECK(outlines > cases / 10);
+  CHECK(left_out > cases / 100);
 }

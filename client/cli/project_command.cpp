@@ -1,5 +1,5 @@
 // `handoff project [FILE|-] [--max-bytes N] [--max-lines N] [--head-share F]
-//                  [--artifact-dir DIR] [--json]`
+//                  [--no-outline] [--artifact-dir DIR] [--json]`
 //
 // Reads FILE, or standard input for "-" (bytes as they are: nothing is decoded or
 // normalised), and prints its projection (docs/design.md §3) exactly as the parent
@@ -12,9 +12,11 @@
 //
 // --json prints one JSON document instead (and a final newline):
 //   {text, truncated, totalBytes, totalLines, headLines, tailLines,
-//    omitted: {offset, limit} | null, artifact: {saved, path, sha256, reason} | null}
+//    omitted: {offset, limit} | null, outline: {listed, leftOut},
+//    artifact: {saved, path, sha256, reason} | null}
 // where `omitted` is the omitted lines (first line, count; the footer names the calls that
-// read them back) and `artifact` is null when nothing was cut.
+// read them back), `outline` how many of their headings the outline lists and leaves out
+// (--no-outline: none), and `artifact` is null when nothing was cut.
 // Input that is not valid UTF-8 is printed there with U+FFFD in place of the bad bytes.
 //
 // Exit status: 0 printed; 1 the input could not be read or the output written; 2 bad
@@ -106,6 +108,7 @@ nlohmann::json to_json(const projection& p, const std::optional<artifact_ref>& a
       {"headLines", p.head_lines},
       {"tailLines", p.tail_lines},
       {"omitted", nullptr},
+      {"outline", {{"listed", p.outline_listed}, {"leftOut", p.outline_left_out}}},
       {"artifact", nullptr},
   };
   if (p.truncated) out["omitted"] = {{"offset", p.omitted_first}, {"limit", p.omitted_count}};
@@ -186,6 +189,8 @@ command add_project_command(CLI::App& app) {
                   "Share of the kept text given to the head (logs read better at 0.4)")
       ->check(CLI::Range(0.05, 0.95))
       ->capture_default_str();
+  sub->add_flag("!--no-outline", options->limits.outline,
+                "No outline of the omitted lines' headings: head, marker, tail and footer only");
   sub->add_option("--artifact-dir", options->artifact_dir,
                   "Where the full text of a cut result is saved "
                   "[${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results]");

@@ -20,8 +20,12 @@
 //     At most max_plan_calls calls or max_plan_bytes bytes are printed, well within one
 //     uncut page of Pi's bash (2000 lines, 50 KiB); then a "# more:" line gives the same
 //     command with --skip N for the rest.
-//   --reader claude-code (with --plan): the calls are Claude Code 2.1.328's (`Read` pages and
-//     `Bash` byte ranges, reader_profile.hpp), and an output holds at most 16 KiB of calls,
+//   --outline FIRST-LAST prints the markdown headings of lines FIRST..LAST of FILE
+//     (markdown_headings.hpp), one a line as a projection's outline shows them ("212 ## Title",
+//     outline.hpp), after a header line starting with "#": the command the outline of a cut
+//     result names for the headings it had no room for. Bounded like --plan, with --skip N.
+//   --reader claude-code (with --plan or --outline): the calls are Claude Code 2.1.328's (`Read`
+//     pages and `Bash` byte ranges, reader_profile.hpp), and an output holds at most 16 KiB,
 //     within what its Bash shows uncut (30,000 characters).
 #include "cli/read_command.hpp"
 
@@ -42,16 +46,19 @@
 #include <string_view>
 
 #include "engine/mapped_file.hpp"
+#include "engine/markdown_headings.hpp"
+#include "engine/outline.hpp"
 #include "engine/projection_notice.hpp"
 #include "engine/sha256.hpp"
 #include "engine/text_page.hpp"
+#include "engine/text_shape.hpp"
 #include "protocol/default_paths.hpp"
 #include "utf8.hpp"
 
 namespace handoff::cli {
 namespace {
 
-constexpr std::size_t max_plan_calls = 400;           // calls one --plan output lists at most
+constexpr std::size_t max_plan_calls = 400;           // calls (headings) one --plan (--outline) output lists at most
 constexpr std::size_t max_plan_bytes = 32 * 1024;     // bytes of calls one --plan output holds at most
 constexpr std::size_t max_claude_plan_bytes = 16 * 1024;  // the same, for --reader claude-code
 
@@ -60,7 +67,8 @@ struct read_options {
   std::string artifact;  // a SHA-256, or with --bytes / --plan a file path
   std::string bytes;     // --bytes START-END
   std::string plan;      // --plan FIRST-LAST
-  std::size_t skip = 0;  // --skip N: calls of the plan not printed
+  std::string outline;   // --outline FIRST-LAST
+  std::size_t skip = 0;  // --skip N: calls of the plan (headings of the outline) not printed
   std::string reader = "pi";  // --reader: whose tools the plan's calls are for
   bool json = false;
 };
@@ -177,17 +185,70 @@ int run_plan(const read_options& options) {
   return print("read", out + calls) ? exit_ok : exit_failure;
 }
 
+int run_outline(const read_options& options) {
+  const reader_profile* profile = find_reader_profile(options.reader);
+  if (profile == nullptr) {
+    report("read", "--reader " + options.reader + ": expected pi or claude-code");
+    return exit_usage;
+  }
+  const std::optional<mapped_file> file = map_file(options.artifact);
+  if (!file) return exit_failure;
+  const std::string_view text = file->view();
+  const auto [first, last] = *parse_range(options.outline);
+  const std::size_t lines = measure(text).lines;
+  if (first == 0 || last > lines) {
+    report("read", "--outline " + options.outline + ": " + options.artifact + " has lines 1-" + std::to_string(lines));
+    return exit_usage;
+  }
+  const std::vector<heading> headings = find_headings(text, first, last);
+  if (options.skip > 0 && options.skip >= headings.size()) {
+    report("read", "--skip " + std::to_string(options.skip) + " passes all " + std::to_string(headings.size()) +
+                       " headings of lines " + options.outline);
+    return exit_usage;
+  }
+  const std::string path = std::filesystem::absolute(options.artifact).lexically_normal().string();
+  std::string out = "# The markdown headings of lines " + options.outline + " of " + path + ", each at its line (" +
+                    std::string(profile->read_tool) + " offset=LINE with file_path set to that path shows it)";
+  if (options.skip > 0) out += ", from heading " + std::to_string(options.skip + 1);
+  out += headings.empty() ? ": none.\n" : ":\n";
+  const std::size_t most_bytes = profile == &pi_reader ? max_plan_bytes : max_claude_plan_bytes;
+  const std::filesystem::path self = rpc::own_executable();
+  std::size_t listed = 0;
+  std::string entries;
+  for (std::size_t i = options.skip; i < headings.size(); ++i) {
+    if (listed == max_plan_calls || entries.size() >= most_bytes) {
+      entries += "# more: ";
+      append_shell_word(entries, self.empty() ? std::string("handoff") : self.string());
+      entries += " read";
+      append_reader_option(entries, *profile);
+      entries += " --outline " + options.outline + " --skip " + std::to_string(i) + " ";
+      append_shell_word(entries, path);
+      entries.push_back('\n');
+      break;
+    }
+    append_outline_entry(entries, headings[i], text);
+    entries.push_back('\n');
+    ++listed;
+  }
+  return print("read", out + entries) ? exit_ok : exit_failure;
+}
+
 int run_read(const daemon_options& daemon, const read_options& options) {
-  const bool local = !options.bytes.empty() || !options.plan.empty();
+  const bool local = !options.bytes.empty() || !options.plan.empty() || !options.outline.empty();
   if (local && options.json) {
-    report("read", "--json goes with a SHA256 (artifact/read), not with --bytes or --plan");
+    report("read", "--json goes with a SHA256 (artifact/read), not with --bytes, --plan or --outline");
+    return exit_usage;
+  }
+  if (options.plan.empty() && options.outline.empty() && (options.skip > 0 || options.reader != "pi")) {
+    report("read", "--skip and --reader go with --plan or --outline");
     return exit_usage;
   }
   if (!options.bytes.empty()) return run_bytes(options);
   if (!options.plan.empty()) return run_plan(options);
+  if (!options.outline.empty()) return run_outline(options);
   if (!is_sha256_hex(options.artifact)) {
     report("read", "expected 64 lowercase hex digits (an artifact's SHA-256), got " + options.artifact +
-                       "; --bytes and --plan take a file path");
+                       "; --bytes, --plan and --outline take a file path");
     return exit_usage;
   }
   rpc::artifact_read_params params = options.params;
@@ -212,7 +273,7 @@ command add_read_command(CLI::App& app, std::shared_ptr<const daemon_options> da
       app, "read", "Print lines of a saved full text (an artifact) by its SHA-256, or byte ranges / a read plan of a file");
   constexpr auto max_size = std::numeric_limits<std::size_t>::max();
   sub->add_option("artifact", options->artifact,
-                  "The artifact's SHA-256 (64 lowercase hex digits); with --bytes or --plan, a file path")
+                  "The artifact's SHA-256 (64 lowercase hex digits); with --bytes, --plan or --outline, a file path")
       ->required();
   CLI::Option* offset = sub->add_option("--offset", options->params.offset, "First line to print, 1-based")
                             ->check(CLI::Range(std::size_t{1}, max_size))
@@ -226,12 +287,16 @@ command add_read_command(CLI::App& app, std::shared_ptr<const daemon_options> da
   CLI::Option* plan = sub->add_option("--plan", options->plan,
                                       "Print the calls that read lines FIRST-LAST of the file back uncut in Pi")
                           ->check(range_of_numbers);
-  sub->add_option("--skip", options->skip, "With --plan: calls not printed (a previous output's)")->needs(plan);
-  sub->add_option("--reader", options->reader, "With --plan: whose tools the calls are for: pi or claude-code")
-      ->capture_default_str()
-      ->needs(plan);
-  bytes->excludes(plan)->excludes(offset)->excludes(limit);
-  plan->excludes(offset)->excludes(limit);
+  CLI::Option* outline = sub->add_option("--outline", options->outline,
+                                         "Print the markdown headings of lines FIRST-LAST of the file, each at its line")
+                             ->check(range_of_numbers);
+  sub->add_option("--skip", options->skip, "With --plan or --outline: calls or headings not printed (a previous output's)");
+  sub->add_option("--reader", options->reader,
+                  "With --plan or --outline: whose tools the calls are for: pi or claude-code")
+      ->capture_default_str();
+  bytes->excludes(plan)->excludes(outline)->excludes(offset)->excludes(limit);
+  plan->excludes(outline)->excludes(offset)->excludes(limit);
+  outline->excludes(offset)->excludes(limit);
   sub->add_flag("--json", options->json, "Print artifact/read's result as JSON");
   return command{sub, [daemon, options] { return run_read(*daemon, *options); }};
 }
