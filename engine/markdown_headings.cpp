@@ -1,13 +1,15 @@
-// find_headings(): one pass over the line ends, 16 bytes at a time (as text_shape.cpp counts
-// them), looking further only at lines whose first byte is a space, '#', '`', '~', '=' or '-':
-// the only ones that can be an ATX heading, a fence or a setext underline. A report's other
-// lines cost a bit test each. A setext underline looks back at the lines above it, which is
+// find_headings(): one pass over the line ends, 64 bytes at a time (four SSE2 compares folded
+// into one mask), looking further only at lines whose first byte is a space, '#', '`', '~', '='
+// or '-': the only ones that can be an ATX heading, a fence or a setext underline. A report's
+// other lines cost a table lookup each; each line is looked at once its end is known, so no
+// line is searched for its end twice. A setext underline looks back at the lines above it, which is
 // the one place the scan reads backwards (at most max_paragraph_lines lines).
 #include "engine/markdown_headings.hpp"
 
 #include <string.h>  // memrchr: a GNU extension, declared by glibc's <string.h> only
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -21,13 +23,23 @@ namespace {
 // to start there.
 constexpr std::size_t max_paragraph_lines = 32;
 
-constexpr std::array<bool, 256> make_line_starts() {
-  std::array<bool, 256> starts{};
-  for (const char c : {' ', '#', '`', '~', '=', '-'}) starts[static_cast<unsigned char>(c)] = true;
-  return starts;
+constexpr std::array<bool, 256> make_byte_set(std::string_view bytes) {
+  std::array<bool, 256> set{};
+  for (const char c : bytes) set[static_cast<unsigned char>(c)] = true;
+  return set;
 }
-// First bytes of the lines worth a closer look.
-constexpr std::array<bool, 256> line_starts = make_line_starts();
+// What a line's text (past up to 3 spaces) starts with when it may be a heading or a fence.
+constexpr std::array<bool, 256> block_starts = make_byte_set("#`~=-");
+
+// True when the line at `start` may be an ATX heading, a fence or a setext underline: past up
+// to 3 spaces it starts with one of block_starts, and not with "- " and more (a list item). The
+// line must end in a '\n' (every byte read is the line's or that '\n').
+inline bool worth_a_look(const char* data, std::size_t start) noexcept {
+  std::size_t i = start;
+  while (data[i] == ' ' && i - start < 4) ++i;
+  if (i - start == 4 || !block_starts[static_cast<unsigned char>(data[i])]) return false;
+  return data[i] != '-' || data[i + 1] != ' ' || data[i + 2] == ' ' || data[i + 2] == '\r' || data[i + 2] == '\n';
+}
 
 bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\r'; }
 
@@ -44,9 +56,27 @@ class scanner {
   scanner(std::string_view text, std::size_t first_line, std::size_t last_line, std::vector<heading>& out) noexcept
       : text_(text), first_line_(first_line), last_line_(last_line), out_(out) {}
 
-  // Line `number` starts at byte `start` (text.size() for the empty line after a final '\n').
-  void line(std::size_t number, std::size_t start) {
-    if (start < text_.size() && line_starts[static_cast<unsigned char>(text_[start])]) look_at(number, start);
+  // Line `number` is text[start, end): `end` is its '\n' or the text's end. Called for the
+  // lines worth_a_look() (on the hot path), and for the last line when no '\n' ends it.
+  [[gnu::noinline]] void look_at(std::size_t number, std::size_t start, std::size_t end) {
+    const std::size_t i = content_start(start, end);
+    if (i == end) return;
+    const char c = text_[i];
+    if (in_fence_) {
+      if (c == fence_char_ && run_of(c, i, end) >= fence_length_ && only_blanks(i + run_of(c, i, end), end)) {
+        in_fence_ = false;
+      }
+      return;
+    }
+    if (opens_fence(i, end)) {
+      in_fence_ = true;
+      fence_char_ = c;
+      fence_length_ = run_of(c, i, end);
+    } else if (c == '#') {
+      atx(number, i, end);
+    } else if (c == '=' || c == '-') {
+      setext(number, start, i, end);
+    }
   }
 
  private:
@@ -91,28 +121,6 @@ class scanner {
   std::size_t trim_end(std::size_t begin, std::size_t end) const noexcept {
     while (end > begin && is_blank(text_[end - 1])) --end;
     return end;
-  }
-
-  void look_at(std::size_t number, std::size_t start) {
-    const std::size_t end = line_end(start);
-    const std::size_t i = content_start(start, end);
-    if (i == end) return;
-    const char c = text_[i];
-    if (in_fence_) {
-      if (c == fence_char_ && run_of(c, i, end) >= fence_length_ && only_blanks(i + run_of(c, i, end), end)) {
-        in_fence_ = false;
-      }
-      return;
-    }
-    if (opens_fence(i, end)) {
-      in_fence_ = true;
-      fence_char_ = c;
-      fence_length_ = run_of(c, i, end);
-    } else if (c == '#') {
-      atx(number, i, end);
-    } else if (c == '=' || c == '-') {
-      setext(number, start, i, end);
-    }
   }
 
   bool opens_fence(std::size_t i, std::size_t end) const noexcept {
@@ -217,36 +225,63 @@ class scanner {
 
 }  // namespace
 
+namespace {
+
+// The scan of find_headings(), up to line stop_line; returns the lines it counted (all of the
+// text's when it reached the end).
+std::size_t scan(std::string_view text, std::size_t first_line, std::size_t last_line, std::size_t stop_line,
+                 std::vector<heading>& out) {
+  scanner s(text, first_line, last_line, out);
+  const char* const data = text.data();
+  std::size_t line = 1;   // the line that starts at `start`
+  std::size_t start = 0;
+  std::size_t p = 0;
+  // Each line is looked at when its '\n' is found; data[start] is that '\n' for an empty line.
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  const auto newlines = [&](std::size_t at) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + at));
+    return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, newline))));
+  };
+  for (; p + 64 <= text.size(); p += 64) {
+    std::uint64_t mask = newlines(p) | newlines(p + 16) << 16 | newlines(p + 32) << 32 | newlines(p + 48) << 48;
+    while (mask != 0) {
+      const std::size_t end = p + static_cast<std::size_t>(__builtin_ctzll(mask));
+      mask &= mask - 1;
+      if (worth_a_look(data, start)) s.look_at(line, start, end);
+      start = end + 1;
+      if (++line > stop_line) return line;
+    }
+  }
+#endif
+  while (const void* newline_at = std::memchr(data + p, '\n', text.size() - p)) {
+    const auto end = static_cast<std::size_t>(static_cast<const char*>(newline_at) - data);
+    if (worth_a_look(data, start)) s.look_at(line, start, end);
+    start = end + 1;
+    p = start;
+    if (++line > stop_line) return line;
+  }
+  if (start < text.size()) s.look_at(line, start, text.size());
+  return line;
+}
+
+}  // namespace
+
 std::vector<heading> find_headings(std::string_view text, std::size_t first_line, std::size_t last_line) {
   std::vector<heading> out;
   if (first_line > last_line) return out;
   // A setext heading on last_line may be underlined this many lines further down.
-  const std::size_t stop_line = last_line > std::numeric_limits<std::size_t>::max() - max_paragraph_lines
-                                    ? std::numeric_limits<std::size_t>::max()
-                                    : last_line + max_paragraph_lines;
-  scanner s(text, first_line, last_line, out);
-  s.line(1, 0);
-  std::size_t line = 1;
-  std::size_t p = 0;
-#if defined(__SSE2__)
-  const __m128i newline = _mm_set1_epi8('\n');
-  for (; p + sizeof(__m128i) <= text.size(); p += sizeof(__m128i)) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + p));
-    auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, newline)));
-    while (mask != 0) {
-      const auto bit = static_cast<std::size_t>(__builtin_ctz(mask));
-      mask &= mask - 1;
-      if (++line > stop_line) return out;
-      s.line(line, p + bit + 1);
-    }
-  }
-#endif
-  for (; p < text.size(); ++p) {
-    if (text[p] != '\n') continue;
-    if (++line > stop_line) return out;
-    s.line(line, p + 1);
-  }
+  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+  scan(text, first_line, last_line, last_line > most - max_paragraph_lines ? most : last_line + max_paragraph_lines,
+       out);
   return out;
+}
+
+heading_scan scan_headings(std::string_view text) {
+  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+  heading_scan result;
+  result.lines = scan(text, 1, most, most, result.headings);
+  return result;
 }
 
 }  // namespace handoff

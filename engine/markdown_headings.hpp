@@ -41,4 +41,13 @@ struct heading {
 std::vector<heading> find_headings(std::string_view text, std::size_t first_line = 1,
                                    std::size_t last_line = std::numeric_limits<std::size_t>::max());
 
+struct heading_scan {
+  std::vector<heading> headings;  // every heading of the text, in order
+  std::size_t lines = 1;          // the text's lines, as text_shape counts them
+};
+
+// Every heading of `text`, and its lines counted in the same pass (for a projection that needs
+// both: measure() would be a second pass over the same bytes).
+heading_scan scan_headings(std::string_view text);
+
 }  // namespace handoff

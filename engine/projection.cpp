@@ -131,13 +131,17 @@ struct outlined_cut {
 // room would leave fit in less, the cut leaves only what they take, so that a short outline
 // costs the head and tail no more than its own size. None when no heading is omitted or no
 // outline fits (the projection is then made as if there were no outline).
+// `scanned`: the text's headings when the caller has them already.
 std::optional<outlined_cut> cut_with_outline(std::string_view text, std::size_t total_lines,
                                              const projection_limits& limits, body_budget budget,
-                                             const body_cut& cut, const artifact_ref& artifact) {
+                                             const body_cut& cut, const artifact_ref& artifact,
+                                             const std::vector<heading>* scanned) {
   const outline_size most{limits.max_bytes / 8, limits.max_lines / 8};
   if (!limits.outline) return std::nullopt;
   if (budget.bytes < most.bytes + min_body_bytes || budget.lines < most.lines + min_body_lines) return std::nullopt;
-  const std::vector<heading> headings = find_headings(text);
+  std::vector<heading> found;
+  if (scanned == nullptr) found = find_headings(text);
+  const std::vector<heading>& headings = scanned == nullptr ? found : *scanned;
   if (starting_in(headings, omitted_of(cut, total_lines)).empty()) return std::nullopt;
   outlined_cut result{cut_body(text, total_lines, {budget.bytes - most.bytes, budget.lines - most.lines},
                                limits.head_share),
@@ -172,13 +176,11 @@ std::size_t min_cut_bytes(text_shape total, const artifact_ref& artifact) {
   return std::max(min_projection_bytes, notices.bytes + min_body_bytes);
 }
 
-projection project(std::string_view text, const projection_limits& limits,
-                   const artifact_ref& artifact) {
-  return project(text, limits, artifact, measure(text));
-}
+namespace {
 
-projection project(std::string_view text, const projection_limits& limits, const artifact_ref& artifact,
-                   text_shape total) {
+// project() for a text of shape `total`, whose headings are `scanned` when already known.
+projection project_with(std::string_view text, const projection_limits& limits, const artifact_ref& artifact,
+                        text_shape total, const std::vector<heading>* scanned) {
   projection result;
   result.total = measure(text, total);
   if (within(result.total, limits)) {
@@ -206,7 +208,7 @@ projection project(std::string_view text, const projection_limits& limits, const
     return c.head_end > c.tail_start || c.head_lines + c.tail_lines > result.total.lines;
   };
   std::optional<outlined_cut> outlined;
-  if (!overlapping(cut)) outlined = cut_with_outline(text, result.total.lines, limits, budget, cut, artifact);
+  if (!overlapping(cut)) outlined = cut_with_outline(text, result.total.lines, limits, budget, cut, artifact, scanned);
   if (outlined) {
     cut = outlined->cut;
     result.outline_listed = outlined->listing.listed();
@@ -215,7 +217,7 @@ projection project(std::string_view text, const projection_limits& limits, const
   if (overlapping(cut)) {
     const text_shape measured = measure(text);
     if (measured.lines == result.total.lines) throw std::logic_error("project: the head and the tail overlap");
-    return project(text, limits, artifact, measured);
+    return project_with(text, limits, artifact, measured, nullptr);
   }
 
   result.truncated = true;
@@ -253,6 +255,23 @@ projection project(std::string_view text, const projection_limits& limits, const
   out += footer;
   assert(out.size() <= limits.max_bytes);
   return result;
+}
+
+}  // namespace
+
+projection project(std::string_view text, const projection_limits& limits, const artifact_ref& artifact) {
+  // A text over the byte limit is cut, and the cut's outline needs its headings: the pass that
+  // finds them counts the lines too, in place of measure().
+  if (limits.outline && text.size() > limits.max_bytes) {
+    const heading_scan scan = scan_headings(text);
+    return project_with(text, limits, artifact, {text.size(), scan.lines}, &scan.headings);
+  }
+  return project_with(text, limits, artifact, measure(text), nullptr);
+}
+
+projection project(std::string_view text, const projection_limits& limits, const artifact_ref& artifact,
+                   text_shape total) {
+  return project_with(text, limits, artifact, total, nullptr);
 }
 
 }  // namespace handoff

@@ -1,10 +1,11 @@
-// `handoff read --bytes` and `handoff read --plan` on a real file with the real binary: the two
-// commands a cut result's footer gives the parent to run through Pi's bash tool.
+// `handoff read --bytes`, `--plan` and `--outline` on a real file with the real binary: the
+// commands a cut result's footer and outline give the parent to run through Pi's bash tool.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -112,4 +113,61 @@ TEST_CASE("--plan lists the calls of read_plan, and pages its own output") {
   CHECK(handoff_read({"--plan", "1-2", "--json", file.string()}).status == 2);
   CHECK(handoff_read({"--plan", "1-2", "--offset", "3", file.string()}).status == 2);
   CHECK(handoff_read({file.string()}).status == 2);  // without --bytes or --plan: a SHA-256
+}
+
+TEST_CASE("--outline lists every heading of the lines a cut outline left out, at its line, and pages its output") {
+  temp_dir tmp("handoff-cli-read");
+  // 500 headings of levels 2 and 3 between body lines: far more than a 16 KiB outline holds.
+  std::string text = "# Report\n";
+  std::size_t line = 1;
+  std::vector<std::size_t> heading_lines;
+  for (int i = 0; i < 500; ++i) {
+    text += (i % 5 == 0 ? "## Part " : "### Step ") + std::to_string(i) + "\n";
+    heading_lines.push_back(++line);
+    text += "the worker retried the upload and the pool grew by one\n\n";
+    line += 2;
+  }
+  text += "END";
+  const fs::path file = write_file(tmp, "r.md", text);
+  const handoff::projection_limits limits{16384, 600, 0.75};
+  const handoff::artifact_ref ref{true, file.string(), "", ""};
+  const handoff::projection p = handoff::project(text, limits, ref);
+  REQUIRE(p.outline_left_out > 0);
+  // The command the outline's last line names, run for real.
+  const std::string range = std::to_string(p.omitted_first) + "-" + std::to_string(p.omitted_first + p.omitted_count - 1);
+  REQUIRE(p.text.find("read --outline " + range + " '" + file.string() + "'`]") != std::string::npos);
+  std::vector<std::size_t> listed;
+  std::vector<std::string> args = {"--outline", range, file.string()};
+  for (int page = 0; page < 10; ++page) {
+    const cli_result r = handoff_read(args);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.rfind("# The markdown headings of lines " + range + " of " + file.string(), 0) == 0);
+    CHECK(r.out.size() <= 50 * 1024);
+    std::string next;
+    std::istringstream lines(r.out);
+    for (std::string l; std::getline(lines, l);) {
+      if (l.rfind("# more: ", 0) == 0) next = l;
+      if (l.empty() || l[0] == '#') continue;
+      const std::size_t number = std::stoul(l);
+      CHECK(l.substr(l.find(' ') + 1, 1) == "#");
+      handoff::test::check_heading_at(handoff::test::split_lines(text), number, l.find(' ', l.find(' ') + 1) - l.find(' ') - 1,
+                                      l.substr(l.find(' ', l.find(' ') + 1) + 1));
+      listed.push_back(number);
+    }
+    if (next.empty()) break;
+    const std::size_t skip_at = next.find("--skip ") + 7;
+    args = {"--outline", range, "--skip", next.substr(skip_at, next.find(' ', skip_at) - skip_at), file.string()};
+  }
+  std::vector<std::size_t> expected;
+  for (const std::size_t h : heading_lines) {
+    if (h >= p.omitted_first && h < p.omitted_first + p.omitted_count) expected.push_back(h);
+  }
+  CHECK(listed == expected);
+  CHECK(listed.size() == p.outline_listed + p.outline_left_out);
+  // Bad ranges and options are refused.
+  CHECK(handoff_read({"--outline", "0-3", file.string()}).status == 2);
+  CHECK(handoff_read({"--outline", "1-999999", file.string()}).status == 2);
+  CHECK(handoff_read({"--outline", "1-5", "--skip", "99", file.string()}).status == 2);
+  CHECK(handoff_read({"--skip", "1", file.string()}).status == 2);
+  CHECK(handoff_read({"--outline", "1-5", "--plan", "1-5", file.string()}).status == 2);
 }

@@ -2,7 +2,6 @@
 // it starts on, and what it does not (fenced code, list items, thematic breaks, "#5").
 #include <doctest/doctest.h>
 
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,10 +19,6 @@ struct seen {
   std::string title;
   bool operator==(const seen&) const = default;
 };
-
-std::ostream& operator<<(std::ostream& os, const seen& s) {
-  return os << "{" << s.line << ", " << s.level << ", \"" << s.title << "\"}";
-}
 
 std::vector<seen> headings_of(std::string_view text, std::size_t first = 1, std::size_t last = 1000000) {
   std::vector<seen> out;
@@ -58,7 +53,7 @@ TEST_CASE("ATX headings: levels 1 to 6, indented up to 3 spaces, closing #s and 
                                                {12, 1, "Tabbed"}});
 }
 
-TEST_CASE("setext headings start on their paragraph's first line; lists, quotes and breaks make none") {
+TEST_CASE("setext headings start on their paragraph's first line, and lists, quotes and breaks make none") {
   const std::string text =
       "Title\n"          // 1
       "=====\n"          // 2

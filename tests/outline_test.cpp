@@ -161,7 +161,7 @@ TEST_CASE("a # inside a fenced code block is not a heading") {
   CHECK_FALSE(contains(p.text, "step 1: rerun"));
 }
 
-TEST_CASE("CJK headings are clipped on character boundaries; brackets cannot close the block") {
+TEST_CASE("CJK headings are clipped on character boundaries, and brackets cannot close the block") {
   report r;
   r.line("# 报告");
   r.body(250);
@@ -243,7 +243,7 @@ TEST_CASE("the outline names the reader's tools, and says so when the full text 
   CHECK_FALSE(contains(lost.text, "--outline"));
 }
 
-TEST_CASE("limits too small for an outline leave it out; a short outline costs only its size") {
+TEST_CASE("limits too small for an outline leave it out, and a short outline costs only its size") {
   report r;
   r.line("# Report");
   r.body(300);
