@@ -244,7 +244,7 @@ export class Subagents {
 
   /** handoffd's check of a turn (a child's id: its latest turn), with the turn's local phase. */
   async check(id: string, signal?: AbortSignal): Promise<{ check: CheckResult; turn: number | undefined; waiting: boolean }> {
-    const turn = this.turns.get(id) ?? this.childOf(id)?.turns.at(-1);
+    const turn = this.children.get(id)?.turns.at(-1) ?? this.turns.get(id);
     const check = await this.adapter.check(turn?.id ?? id, signal === undefined ? {} : { signal });
     return { check, turn: turn?.n, waiting: turn?.phase === "waiting" || turn?.phase === "queued" };
   }
@@ -379,8 +379,7 @@ export class Subagents {
 
   /** What `id` means to a wait: a turn, a child's undelivered turns (else its latest), or itself. */
   private turnIdsFor(id: string): string[] {
-    if (this.turns.has(id)) return [id];
-    const child = this.children.get(id);
+    const child = this.children.get(id);  // before its turns: turn 1 has the child's id
     if (child === undefined) return [id];
     const open = child.turns.filter((turn) => this.undelivered.has(turn.id)).map((turn) => turn.id);
     return open.length > 0 ? open : [(child.turns.at(-1) as Turn).id];

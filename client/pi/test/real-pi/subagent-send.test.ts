@@ -104,7 +104,7 @@ test("subagent_send continues the child's own conversation: its second request c
   await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the parent to settle", s.pi.events.indexOf(secondWait));
 
   // The child's second turn saw its first: the task, the read's result and its full answer.
-  assert.ok(secondTurnHistory !== undefined, "the child's second turn asked the model");
+  assert.ok(secondTurnHistory !== undefined, `the child's second turn asked the model; the parent's tool results: ${JSON.stringify(s.pi.where((e) => e.type === "tool_execution_end").map((e) => toolText(e).slice(0, 300)))}`);
   const history = secondTurnHistory.join("\n");
   assert.match(history, /^user: CHILD audit the notes$/m);
   assert.ok(history.includes(fileMarker), "the first turn's read result is in the second turn's request");
@@ -177,17 +177,22 @@ test("a send to a running child is answered when its turn ends; a send after can
           { name: "subagent_spawn", arguments: { task: "CHILD sleep", title: "Sleeper" } },
         ],
       };
-    if (last?.role === "user" && lastText.startsWith("PARENT send")) {
+    // Pi runs one reply's tool calls side by side: the send after the cancel comes in the next reply.
+    if (last?.role === "user" && lastText.startsWith("PARENT send"))
       return {
         toolCalls: [
-          { name: "subagent_send", arguments: { id: slowId, message: "FOLLOW-UP for the slow one" } },
-          { name: "subagent_cancel", arguments: { id: sleeperId } },
-          { name: "subagent_send", arguments: { id: sleeperId, message: "FOLLOW-UP for the cancelled one" } },
-          { name: "subagent_send", arguments: { id: "sa-000000", message: "FOLLOW-UP for nobody" } },
-          { name: "subagent_send", arguments: { id: slowId, message: "   " } },
+          { name: "subagent_send", arguments: { id: slowId, message: "FOLLOW-UP for the slow one" }, id: "send-running" },
+          { name: "subagent_cancel", arguments: { id: sleeperId }, id: "cancel" },
         ],
       };
-    }
+    if (last?.role === "tool" && lastText.startsWith("Cancelled subagent"))
+      return {
+        toolCalls: [
+          { name: "subagent_send", arguments: { id: sleeperId, message: "FOLLOW-UP for the cancelled one" }, id: "send-cancelled" },
+          { name: "subagent_send", arguments: { id: "sa-000000", message: "FOLLOW-UP for nobody" }, id: "send-unknown" },
+          { name: "subagent_send", arguments: { id: slowId, message: "   " }, id: "send-empty" },
+        ],
+      };
     if (last?.role === "user" && lastText.startsWith("PARENT wait")) return { toolCalls: [{ name: "subagent_wait", arguments: { ids: [slowId] } }] };
     return { text: "ok" };
   });
@@ -203,8 +208,9 @@ test("a send to a running child is answered when its turn ends; a send after can
   await s.pi.prompt("PARENT send while it runs");
   await s.pi.waitFor((e) => e.type === "agent_settled", 30_000, "the sends", sendFrom);
   const ends = s.pi.events.slice(sendFrom).filter((e) => e.type === "tool_execution_end");
-  const [queued, cancelled, afterCancel, unknown, empty] = ends;
-  assert.equal(queued?.["toolName"], "subagent_send");
+  const [queued, cancelled, afterCancel, unknown, empty] = ["send-running", "cancel", "send-cancelled", "send-unknown", "send-empty"].map((id) =>
+    ends.find((e) => e["toolCallId"] === id),
+  );
   assert.equal(queued?.["isError"], false, toolText(queued!));
   assert.equal(
     toolText(queued!),
