@@ -11,7 +11,9 @@
 //   a file it had to create itself would be made with the umask's mode instead.
 // - `remove(child)` deletes a child's directory; `removeAll()` the parent's whole directory. A
 //   failure to create anything throws an Error that names the path and the reason.
-import { closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, rmSync } from "node:fs";
+// - A parent killed with SIGKILL cannot remove its directory: the first parent directory made
+//   under the root removes those of parents whose pid no longer runs (`<pid>-*`, ESRCH).
+import { closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -58,7 +60,30 @@ export class ChildSessions {
     if (!stat.isDirectory()) throw new Error(`${this.root} is not a directory`);
     if (uid !== undefined && stat.uid !== uid) throw new Error(`${this.root} belongs to uid ${stat.uid}, not to this user (${uid})`);
     if ((stat.mode & 0o077) !== 0) throw new Error(`${this.root} is open to other users (mode ${(stat.mode & 0o777).toString(8)}; expected 700)`);
+    removeOrphans(this.root);
     this.dir = mkdtempSync(join(this.root, `${process.pid}-`));
     return this.dir;
+  }
+}
+
+/** Removes the directories under `root` of parents that no longer run (best effort). */
+function removeOrphans(root: string): void {
+  for (const name of readdirSync(root)) {
+    const pid = Number(/^(\d+)-/.exec(name)?.[1]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || running(pid)) continue;
+    try {
+      rmSync(join(root, name), { recursive: true, force: true });
+    } catch {
+      // Another parent removing it too, or something we may not touch: left as it is.
+    }
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
   }
 }

@@ -130,6 +130,8 @@ interface Closed {
 
 /** Children closed (cancelled or forgotten) remembered, at most (then not added). */
 const MAX_CLOSED = 10_000;
+/** handoffd's longest title, bytes (`--max-title-bytes`' default). */
+const MAX_TITLE_BYTES = 1024;
 /** Longest title made from a task's first line, chars. */
 const TITLE_CHARS = 60;
 /** Retry of `subagent/completed` while the daemon is unreachable: first delay and cap, ms. */
@@ -212,7 +214,7 @@ export class Subagents {
     this.keep(child);
     const n = child.turns.length + 1;
     const previous = child.turns[child.turns.length - 1];
-    const turn: Turn = { id: `${child.id}.${n}`, n, title: `${child.title} (turn ${n})`, prompt: message, child, phase: "waiting" };
+    const turn: Turn = { id: `${child.id}.${n}`, n, title: turnTitle(child.title, n), prompt: message, child, phase: "waiting" };
     if (this.adapter.connected) await this.adapter.started(turn.id, turn.title).catch(ignoreConnectionLoss);
     this.addTurn(turn);
     const behind = previous !== undefined && isLive(previous);
@@ -589,6 +591,14 @@ function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
 
 function newChildId(): string {
   return `sa-${randomBytes(3).toString("hex")}`;
+}
+
+/** `TITLE (turn n)`, the title cut short when that would pass handoffd's 1024 bytes. */
+function turnTitle(title: string, n: number): string {
+  const suffix = ` (turn ${n})`;
+  let kept = title;
+  while (Buffer.byteLength(kept + suffix) > MAX_TITLE_BYTES) kept = `${[...kept].slice(0, -2).join("")}…`;
+  return kept + suffix;
 }
 
 function titleOf(task: string): string {

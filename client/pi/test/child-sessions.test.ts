@@ -1,7 +1,7 @@
 // Where children's Pi sessions are kept (child-sessions.ts): private directories, a 0600 file,
 // removal; a root open to others, or not a directory, is refused with the reason.
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, test } from "node:test";
@@ -52,4 +52,17 @@ test("a root open to others, or a file, is refused with the reason", () => {
   const file = join(scratch(), "file");
   writeFileSync(file, "");
   assert.throws(() => new ChildSessions(file).create("sa-3"), /EEXIST|not a directory/);
+});
+
+test("the directories of parents that no longer run are removed when a parent makes its own; a running parent's are kept", () => {
+  const root = join(scratch(), "pi-sessions");
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  const dead = join(root, "999999999-abc123");  // above any pid_max: no such process
+  const live = join(root, `${process.ppid}-def456`);
+  const other = join(root, "not-a-parent");
+  for (const dir of [dead, live, other]) mkdirSync(join(dir, "sa-1"), { recursive: true });
+  new ChildSessions(root).create("sa-2");
+  assert.equal(existsSync(dead), false);
+  assert.equal(existsSync(live), true);
+  assert.equal(existsSync(other), true);
 });

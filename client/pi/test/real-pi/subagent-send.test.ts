@@ -82,7 +82,7 @@ test("subagent_send continues the child's own conversation: its second request c
         return { toolCalls: [{ name: "subagent_send", arguments: { id: `${childId}.2`, message: "FOLLOW-UP once more" } }, { name: "subagent_list", arguments: {} }] };
       return { text: "done" };
     },
-    { env: { ...runtime.env, HANDOFF_SUBAGENT_KEEP_MS: "6000" }, prepare: ({ cwd }) => void writeFileSync(join(cwd, "notes.txt"), `${fileMarker}\n`) },
+    { env: { ...runtime.env, HANDOFF_SUBAGENT_KEEP_MS: "10000" }, prepare: ({ cwd }) => void writeFileSync(join(cwd, "notes.txt"), `${fileMarker}\n`) },
   );
   const from = s.pi.events.length;
   await s.pi.prompt("PARENT start an audit");
@@ -133,15 +133,22 @@ test("subagent_send continues the child's own conversation: its second request c
   assert.equal(lines.filter((entry) => entry.type === "message" && entry.message?.role === "user").length, 2, "both prompts are in the child's session");
   for (const name of readdirSync(sessionDir)) assert.equal(mode(join(sessionDir, name)), "600", name);
 
-  // Forgotten 6 s after its last result was delivered: the files go, a send is refused and says why.
-  await eventually("the child's session directory to be removed", () => !existsSync(sessionDir), 20_000);
+  // Forgotten 10 s after its last result was delivered: the files go, a send is refused and says why.
+  await eventually("the child's session directory to be removed", () => !existsSync(sessionDir), 30_000);
   const again = s.pi.events.length;
   await s.pi.prompt("PARENT again");
   const refused = await toolEnd(s.pi, "subagent_send", 30_000, again);
   assert.equal(refused["isError"], true);
-  assert.match(toolText(refused), new RegExp(`^subagent_send: subagent ${childId} was forgotten: a conversation is kept 6 s after its last result was delivered\\.`));
+  assert.match(toolText(refused), new RegExp(`^subagent_send: subagent ${childId} was forgotten: a conversation is kept 10 s after its last result was delivered\\.`));
   const listed = await toolEnd(s.pi, "subagent_list", 30_000, again);
   assert.equal(toolText(listed), "Subagents of this session: 1 (1 forgotten).");
+
+  // The session's own directory goes when Pi shuts down.
+  const root = join(runtime.dir, "handoff", "pi-sessions");
+  assert.equal(readdirSync(root).length, 1, "the parent's directory is there while it runs");
+  assert.equal(mode(join(root, readdirSync(root)[0] as string)), "700");
+  s.pi.endInput();
+  await eventually("the parent's session directory to be removed at shutdown", () => readdirSync(root).length === 0, 20_000);
 });
 
 test("a send to a running child is answered when its turn ends; a send after cancel, or to an id never spawned, is refused and says which", async () => {
@@ -191,6 +198,7 @@ test("a send to a running child is answered when its turn ends; a send after can
           { name: "subagent_send", arguments: { id: sleeperId, message: "FOLLOW-UP for the cancelled one" }, id: "send-cancelled" },
           { name: "subagent_send", arguments: { id: "sa-000000", message: "FOLLOW-UP for nobody" }, id: "send-unknown" },
           { name: "subagent_send", arguments: { id: slowId, message: "   " }, id: "send-empty" },
+          { name: "subagent_check", arguments: { id: slowId }, id: "check-waiting" },
         ],
       };
     if (last?.role === "user" && lastText.startsWith("PARENT wait")) return { toolCalls: [{ name: "subagent_wait", arguments: { ids: [slowId] } }] };
@@ -208,7 +216,7 @@ test("a send to a running child is answered when its turn ends; a send after can
   await s.pi.prompt("PARENT send while it runs");
   await s.pi.waitFor((e) => e.type === "agent_settled", 30_000, "the sends", sendFrom);
   const ends = s.pi.events.slice(sendFrom).filter((e) => e.type === "tool_execution_end");
-  const [queued, cancelled, afterCancel, unknown, empty] = ["send-running", "cancel", "send-cancelled", "send-unknown", "send-empty"].map((id) =>
+  const [queued, cancelled, afterCancel, unknown, empty, checked] = ["send-running", "cancel", "send-cancelled", "send-unknown", "send-empty", "check-waiting"].map((id) =>
     ends.find((e) => e["toolCallId"] === id),
   );
   assert.equal(queued?.["isError"], false, toolText(queued!));
@@ -224,6 +232,10 @@ test("a send to a running child is answered when its turn ends; a send after can
   assert.equal(toolText(unknown!), "subagent_send: no subagent sa-000000 in this session (subagent_list shows them)");
   assert.equal(empty?.["isError"], true);
   assert.equal(toolText(empty!), "subagent_send: `message` is empty");
+  assert.equal(
+    toolText(checked!),
+    `Subagent ${slowId}.2 "Slow (turn 2)": turn 2: queued\nLatest activity:\nwaiting: turn 1 of ${slowId} is still running; this one starts when it ends`,
+  );
   await eventually("the sleeper's tree to end", () => processesWith(marker).length === 0, 10_000);
   // The queued turn is known to handoffd while it waits (so a wait on it waits).
   const waiting = await s.worker.check({ parentId: s.sessionId, childId: `${slowId}.2` });
