@@ -195,7 +195,7 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     label: "List subagents",
     description:
       "Every subagent of this session, one line each: id, title, state (queued, running, completed: finished but not received yet, delivered, cancelled), " +
-      "its latest turn, the size of its latest answer and, when that was cut, the file with its full text (read it rather than asking again). At most 2 KiB.",
+      "its current turn, the size of that turn's answer and, when that was cut, the file with its full text (read it rather than asking again). At most 2 KiB.",
     promptSnippet: "subagent_list: see every subagent of this session at once",
     parameters: Type.Object({}),
     async execute(_toolCallId, _params, _signal, _onUpdate, ctx) {

@@ -99,8 +99,6 @@ interface Turn {
   process?: PiChild | undefined;
   /** `subagent/completed` has landed at handoffd (or nothing is left to report). */
   reported?: boolean;
-  /** Its result reached the session. */
-  delivered?: boolean;
   status?: "done" | "error";
   bytes?: number;
   lines?: number;
@@ -398,7 +396,6 @@ export class Subagents {
     this.undelivered.delete(id);
     const turn = this.turns.get(id);
     if (turn === undefined) return;
-    turn.delivered = true;
     const path = section?.artifact?.saved === true ? section.artifact.path : undefined;
     if (typeof path === "string") turn.artifact = path;
     if (turn.bytes === undefined && section !== undefined) {
