@@ -357,7 +357,8 @@ test("subagent_list names every state of 10 children (queued, running, completed
           const states = await Promise.all(["Quick one", "Quick two"].map((title) => check.worker.check({ parentId: check.sessionId, childId: idOf(title) })));
           return states.every((state) => state.state === "completed") || undefined;
         }, 30_000);
-        await eventually("the cancelled sleeper to end", () => processesWith(`echo ${marker}`).length === 0 || undefined, 30_000);
+        // Its guard and Pi (the task is on their command lines) gone, not only its bash command.
+        await eventually("the cancelled sleeper to end", () => processesWith("CHILD sleep to cancel").length === 0 || undefined, 30_000);
         await delay(300);  // the completions' answers and the sleeper's exit have reached the extension
         return {
           toolCalls: ["Run one", "Run two", "Run three", "Wait one", "Wait two"].map((title) => ({
