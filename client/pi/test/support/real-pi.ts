@@ -96,9 +96,7 @@ export class RealPi {
     const home = join(dir, "home");
     const agentDir = join(dir, "agent");
     const cwd = options.cwd ?? join(dir, "cwd");
-    // Pi's temporary files (and the children's sessions when XDG_RUNTIME_DIR is unset) go with `dir`.
-    const tmp = join(dir, "tmp");
-    for (const path of [home, agentDir, cwd, tmp]) mkdirSync(path, { recursive: true });
+    for (const path of [home, agentDir, cwd]) mkdirSync(path, { recursive: true });
     writeFileSync(join(agentDir, "models.json"), JSON.stringify(modelsJson(options.model.baseUrl, options.contextWindow ?? 200_000), null, 2));
     const prepared = options.prepare?.({ dir, home, agentDir, cwd }) ?? {};
     const extensions = options.fromSettings ? [] : [...(options.extensions ?? [packageRoot]), ...(options.extraExtensions ?? [])];
@@ -114,7 +112,6 @@ export class RealPi {
       PATH: process.env["PATH"] ?? "/usr/bin:/bin",
       HOME: home,
       PI_CODING_AGENT_DIR: agentDir,
-      TMPDIR: tmp,
       PI_OFFLINE: "1",
       PI_SKIP_VERSION_CHECK: "1",
       PI_TELEMETRY: "0",
