@@ -213,12 +213,18 @@ export class Subagents {
     const n = child.turns.length + 1;
     const previous = child.turns[child.turns.length - 1];
     const turn: Turn = { id: `${child.id}.${n}`, n, title: turnTitle(child.title, n), prompt: message, child, phase: "waiting" };
-    if (this.adapter.connected) await this.adapter.started(turn.id, turn.title).catch(ignoreConnectionLoss);
+    // Added before the await: sends made side by side (Pi runs a reply's tool calls together) get
+    // turns n, n + 1, ... in order, each behind the one before.
     this.addTurn(turn);
-    const behind = previous !== undefined && isLive(previous);
-    let queuePosition = 0;
-    if (behind) this.adapter.progress(turn.id, `waiting: turn ${n - 1} of ${child.id} is still running; this one starts when it ends`);
-    else queuePosition = this.schedule(turn);
+    // The id and title are ours and valid: whatever handoffd answers, the turn runs and its
+    // completion (which needs no `started`) is retried until handoffd takes it.
+    if (this.adapter.connected) await this.adapter.started(turn.id, turn.title).catch(() => undefined);
+    if (turn.phase === "cancelled") throw new Error(`subagent_send: subagent ${child.id} was cancelled meanwhile; its conversation is closed.`);
+    // Meanwhile the previous turn may have ended, and started or queued this one.
+    const behind = turn.phase === "waiting" && previous !== undefined && isLive(previous);
+    let queuePosition = turn.phase === "queued" ? this.queue.indexOf(turn) + 1 : 0;
+    if (behind) this.adapter.progress(turn.id, `waiting for turn ${n - 1} of ${child.id} to end`);
+    else if (turn.phase === "waiting") queuePosition = this.schedule(turn);
     this.showStatus();
     return { childId: child.id, title: child.title, turn: n, turnId: turn.id, turnTitle: turn.title, behind, queuePosition, daemonReachable: this.adapter.connected };
   }

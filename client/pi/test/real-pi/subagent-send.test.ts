@@ -158,6 +158,7 @@ test("a send to a running child is answered when its turn ends; a send after can
   let firstAnsweredAt = 0;
   let secondAskedAt = 0;
   let secondSawFirst = false;
+  let thirdSawSecond = false;
   let slowId = "";
   let sleeperId = "";
   const s = await scenario(async (request) => {
@@ -166,6 +167,10 @@ test("a send to a running child is answered when its turn ends; a send after can
         await firstHeld;
         firstAnsweredAt = Date.now();
         return { text: "BEGIN first\nthe first answer\nEND first" };
+      }
+      if (textOf(request.last).startsWith("FOLLOW-UP two")) {
+        thirdSawSecond = request.body.messages.some((message) => message.role === "assistant" && textOf(message).includes("the second answer"));
+        return { text: "BEGIN third\nthe third answer\nEND third" };
       }
       secondAskedAt = Date.now();
       secondSawFirst = request.body.messages.some((message) => message.role === "assistant" && textOf(message).includes("the first answer"));
@@ -189,6 +194,8 @@ test("a send to a running child is answered when its turn ends; a send after can
       return {
         toolCalls: [
           { name: "subagent_send", arguments: { id: slowId, message: "FOLLOW-UP for the slow one" }, id: "send-running" },
+          // A second send side by side with the first: the next turn, behind it.
+          { name: "subagent_send", arguments: { id: slowId, message: "FOLLOW-UP two" }, id: "send-running-2" },
           { name: "subagent_cancel", arguments: { id: sleeperId }, id: "cancel" },
         ],
       };
@@ -216,7 +223,7 @@ test("a send to a running child is answered when its turn ends; a send after can
   await s.pi.prompt("PARENT send while it runs");
   await s.pi.waitFor((e) => e.type === "agent_settled", 30_000, "the sends", sendFrom);
   const ends = s.pi.events.slice(sendFrom).filter((e) => e.type === "tool_execution_end");
-  const [queued, cancelled, afterCancel, unknown, empty, checked] = ["send-running", "cancel", "send-cancelled", "send-unknown", "send-empty", "check-waiting"].map((id) =>
+  const [queued, queued2, cancelled, afterCancel, unknown, empty, checked] = ["send-running", "send-running-2", "cancel", "send-cancelled", "send-unknown", "send-empty", "check-waiting"].map((id) =>
     ends.find((e) => e["toolCallId"] === id),
   );
   assert.equal(queued?.["isError"], false, toolText(queued!));
@@ -224,6 +231,11 @@ test("a send to a running child is answered when its turn ends; a send after can
     toolText(queued!),
     `Queued for subagent ${slowId} "Slow": it is still working on turn 1; your message starts turn 2 when that ends. ` +
       `Its answer comes as ${slowId}.2 "Slow (turn 2)", delivered to you when you are idle; call subagent_wait to wait for it now.`,
+  );
+  assert.equal(
+    toolText(queued2!),
+    `Queued for subagent ${slowId} "Slow": it is still working on turn 2; your message starts turn 3 when that ends. ` +
+      `Its answer comes as ${slowId}.3 "Slow (turn 3)", delivered to you when you are idle; call subagent_wait to wait for it now.`,
   );
   assert.equal(toolText(cancelled!), `Cancelled subagent ${sleeperId}: its process tree was ended.`);
   assert.equal(afterCancel?.["isError"], true);
@@ -234,13 +246,13 @@ test("a send to a running child is answered when its turn ends; a send after can
   assert.equal(toolText(empty!), "subagent_send: `message` is empty");
   assert.equal(
     toolText(checked!),
-    `Subagent ${slowId}.2 "Slow (turn 2)": turn 2: queued\nLatest activity:\nwaiting: turn 1 of ${slowId} is still running; this one starts when it ends`,
+    `Subagent ${slowId}.3 "Slow (turn 3)": turn 3: queued\nLatest activity:\nwaiting for turn 2 of ${slowId} to end`,
   );
   await eventually("the sleeper's tree to end", () => processesWith(marker).length === 0, 10_000);
   // The queued turn is known to handoffd while it waits (so a wait on it waits).
   const waiting = await s.worker.check({ parentId: s.sessionId, childId: `${slowId}.2` });
   assert.equal(waiting.state, "running");
-  assert.match(waiting.preview, /^waiting: turn 1 of sa-[0-9a-f]+ is still running/);
+  assert.equal(waiting.preview, `waiting for turn 1 of ${slowId} to end`);
 
   const waitFrom = s.pi.events.length;
   await s.pi.prompt("PARENT wait for the slow one");
@@ -251,6 +263,8 @@ test("a send to a running child is answered when its turn ends; a send after can
   const text = toolText(waited);
   assert.match(text, new RegExp(`Subagent ${slowId} "Slow" finished\\.\\n\\nBEGIN first\\nthe first answer\\nEND first`));
   assert.match(text, new RegExp(`Subagent ${slowId}\\.2 "Slow \\(turn 2\\)" finished\\.\\n\\nBEGIN second\\nthe second answer\\nEND second`));
+  assert.match(text, new RegExp(`Subagent ${slowId}\\.3 "Slow \\(turn 3\\)" finished\\.\\n\\nBEGIN third\\nthe third answer\\nEND third`));
+  assert.ok(thirdSawSecond, "turn 3's request carries turn 2's answer");
   assert.ok(secondAskedAt >= firstAnsweredAt && firstAnsweredAt > 0, "turn 2 asked the model after turn 1 answered");
   assert.ok(secondSawFirst, "turn 2's request carries turn 1's answer");
 });
