@@ -15,8 +15,8 @@ import { Subagents } from "./subagents.js";
 
 /**
  * The Pi extension: the session becomes a handoff parent (usage answers, idle/busy, deliveries)
- * and the model gets the subagent tools (subagent_spawn, _wait, _check, _cancel), whose children
- * are child Pi processes. Delivered batches render as one line per child. Other subagent
+ * and the model gets the subagent tools (subagent_spawn, _send, _wait, _check, _cancel, _list),
+ * whose children are child Pi processes whose conversations subagent_send continues. Delivered batches render as one line per child. Other subagent
  * extensions that report their own children use createHandoffAdapter instead.
  */
 export default function handoffExtension(pi: ExtensionAPI, options: HandoffAdapterOptions & { subagents?: SubagentOptions } = {}): void {

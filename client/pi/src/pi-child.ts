@@ -1,12 +1,14 @@
-// One subagent: a child Pi process in JSON mode (`--mode json`, the task as its prompt), watched
-// from its event stream.
+// One turn of a subagent: a child Pi process in JSON mode (`--mode json`, the task or a follow-up
+// message as its prompt), watched from its event stream.
 //
 // Contract:
-// - Runs `<guard node> child-guard.js <pi...> --mode json --no-session [--provider P] --model M
-//   [...extraArgs] <task>` in a process group of its own, led by the guard (child-guard.ts), which
+// - Runs `<guard node> child-guard.js <pi...> --mode json <session> [--provider P] --model M
+//   [...extraArgs] <prompt>` in a process group of its own, led by the guard (child-guard.ts), which
 //   ends the group when the parent dies; `<pi...>` is how Pi is started (pi-launch.ts). Without a
-//   Node for the guard, Pi itself leads the group. `kill()` ends the child (SIGTERM, so Pi kills
-//   its own detached bash commands) and then the whole group.
+//   Node for the guard, Pi itself leads the group. `<session>` is `--session FILE --session-dir DIR`
+//   (the child's own conversation, continued by its next turn: child-sessions.ts), or
+//   `--no-session`. `kill()` ends the child (SIGTERM, so Pi kills its own detached bash commands)
+//   and then the whole group.
 // - `onActivity` gets the latest activity (a tool call starting, an assistant reply) as plain text.
 // - `done` resolves once, with the outcome: "done" with the final assistant answer byte for byte
 //   (the text blocks of the last assistant message that ended with stopReason "stop", joined), or
@@ -14,6 +16,7 @@
 //   the time limit, or a failure to start. A child killed by `kill()` resolves "cancelled".
 import { spawn, type ChildProcess } from "node:child_process";
 import { constants } from "node:os";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import type { PiLaunch } from "./pi-launch.js";
@@ -21,7 +24,10 @@ import type { PiLaunch } from "./pi-launch.js";
 export interface ChildSpec {
   /** How Pi is started, and the Node for the guard. */
   launch: PiLaunch;
+  /** The prompt: the task, or a follow-up message. */
   task: string;
+  /** The child's session file (its directory is the session directory); absent: `--no-session`. */
+  session?: string;
   cwd: string;
   /** `--provider` (omitted when the model names it). */
   provider?: string;
@@ -69,7 +75,7 @@ export class PiChild {
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly spec: ChildSpec) {
-    const piArgs = ["--mode", "json", "--no-session"];
+    const piArgs = ["--mode", "json", ...(spec.session === undefined ? ["--no-session"] : ["--session", spec.session, "--session-dir", dirname(spec.session)])];
     if (spec.provider !== undefined) piArgs.push("--provider", spec.provider);
     if (spec.model !== undefined) piArgs.push("--model", spec.model);
     piArgs.push(...spec.extraArgs, spec.task);

@@ -6,6 +6,12 @@ export const DEFAULT_MAX_RUNNING = 8;
 /** A child's time limit, ms (30 min); past it its process group is killed and it completes as an error. */
 export const DEFAULT_CHILD_TIMEOUT_MS = 30 * 60 * 1000;
 /**
+ * How long a child's conversation is kept for subagent_send once it has nothing running and all
+ * its results reached the session, ms (1 h, the daemon's default `--forget-after-ms`). Then its
+ * session files are removed and it is forgotten.
+ */
+export const DEFAULT_KEEP_MS = 60 * 60 * 1000;
+/**
  * Set to "1" in every child Pi's environment: the extension then registers nothing there. A child
  * runs `--mode json`, which exits after its prompt, so subagents of its own would be killed
  * unfinished; nesting is not offered.
@@ -19,6 +25,10 @@ export interface SubagentOptions {
   maxRunning?: number;
   /** A child's time limit, ms, 1..7 days ($HANDOFF_SUBAGENT_TIMEOUT_MS, default 30 min). */
   childTimeoutMs?: number;
+  /** How long an idle child's conversation is kept for subagent_send, ms, 1..7 days ($HANDOFF_SUBAGENT_KEEP_MS, default 1 h). */
+  keepMs?: number;
+  /** Where children's sessions are kept (default: child-sessions.ts, defaultSessionRoot). */
+  sessionRoot?: string;
   /** Extra arguments for every child Pi, before the task ($HANDOFF_SUBAGENT_ARGS, whitespace-separated; default none). */
   childArgs?: string[];
   /** The Pi CLI script children run (default: the parent's, process.argv[1]). */
@@ -30,6 +40,8 @@ export interface SubagentOptions {
 export interface ResolvedSubagentOptions {
   maxRunning: number;
   childTimeoutMs: number;
+  keepMs: number;
+  sessionRoot: string | undefined;
   childArgs: string[];
   piCli: string | undefined;
   statusKey: string | null;
@@ -39,6 +51,8 @@ export function resolveSubagentOptions(options: SubagentOptions = {}, env: NodeJ
   return {
     maxRunning: options.maxRunning ?? integerFromEnv(env, "HANDOFF_SUBAGENT_MAX_RUNNING", DEFAULT_MAX_RUNNING, 1, 256),
     childTimeoutMs: options.childTimeoutMs ?? integerFromEnv(env, "HANDOFF_SUBAGENT_TIMEOUT_MS", DEFAULT_CHILD_TIMEOUT_MS, 1, 7 * 24 * 3600 * 1000),
+    keepMs: options.keepMs ?? integerFromEnv(env, "HANDOFF_SUBAGENT_KEEP_MS", DEFAULT_KEEP_MS, 1, 7 * 24 * 3600 * 1000),
+    sessionRoot: options.sessionRoot,
     childArgs: options.childArgs ?? (env["HANDOFF_SUBAGENT_ARGS"] ?? "").split(/\s+/).filter((arg) => arg !== ""),
     piCli: options.piCli,
     statusKey: options.statusKey === undefined ? "handoff-subagents" : options.statusKey,

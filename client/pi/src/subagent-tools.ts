@@ -1,6 +1,7 @@
-// The four subagent tools the model calls (OpenPI's surface): subagent_spawn, subagent_wait,
-// subagent_check, subagent_cancel. Each is a thin shell over `Subagents`; texts tell the model
-// what happened and what comes next. A refused call throws, which Pi shows the model as an error.
+// The subagent tools the model calls (OpenPI's surface): subagent_spawn, subagent_send,
+// subagent_wait, subagent_check, subagent_cancel, subagent_list. Each is a thin shell over
+// `Subagents`; texts tell the model what happened and what comes next. A refused call throws,
+// which Pi shows the model as an error.
 import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 
@@ -26,6 +27,11 @@ function spawnContext(ctx: ExtensionContext): SpawnContext {
 
 const idParameter = Type.Object({ id: Type.String({ description: "The subagent id" }) });
 
+/** What every tool description says about cut answers: read the file, do not ask again. */
+const READ_NOT_ASK =
+  "A long answer is cut to its first and last lines; its footer names the file with the full text and the read calls that show the rest: " +
+  "read that file instead of asking the subagent again.";
+
 export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, subagents: Subagents): void {
   pi.registerTool({
     name: "subagent_spawn",
@@ -33,7 +39,7 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     description:
       "Start a subagent: a separate Pi process that works on `task` on its own and returns at once with its id. " +
       "Its final answer reaches you later: delivered automatically when you are idle, or returned by subagent_wait. " +
-      "Long answers are cut to a head and tail with the full text saved to a file you can read.",
+      `${READ_NOT_ASK} To give the same subagent more work later, with everything it already read, use subagent_send.`,
     promptSnippet: "subagent_spawn: run a task in a separate Pi subagent (results come back later)",
     parameters: Type.Object({
       task: Type.String({ description: "The subagent's prompt: everything it needs to know" }),
@@ -63,9 +69,11 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     label: "Wait for subagents",
     description:
       "Wait until subagents finish and return their results (each cut to fit if long). " +
-      "Without `ids`, waits for every subagent of this session whose result you have not received yet.",
+      "Without `ids`, waits for every subagent of this session whose result you have not received yet; " +
+      "a subagent's id waits for all its turns not received yet (`ID.N` for turn N only). " +
+      READ_NOT_ASK,
     parameters: Type.Object({
-      ids: Type.Optional(Type.Array(Type.String(), { description: "Subagent ids (default: all not yet received)" })),
+      ids: Type.Optional(Type.Array(Type.String(), { description: "Subagent ids, or ID.N for turn N (default: all not yet received)" })),
       timeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000, description: "Give up after this many ms (default: no limit)" })),
     }),
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
@@ -107,11 +115,14 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
   pi.registerTool({
     name: "subagent_check",
     label: "Check subagent",
-    description: "A subagent's state and a preview of its latest activity (at most 2 KiB / 20 lines). Does not consume its result.",
+    description:
+      "A subagent's state and a preview of its latest activity (at most 2 KiB / 20 lines); for a subagent given follow-ups, its latest turn (`ID.N`: turn N). " +
+      "Does not consume its result.",
     parameters: idParameter,
     async execute(_toolCallId, params, signal) {
-      const check = await subagents.check(params.id, signal);
-      let state: string = check.state;
+      const { check, turn, waiting } = await subagents.check(params.id, signal);
+      let state: string = waiting ? "queued" : check.state;
+      if (turn !== undefined && turn > 1) state = `turn ${turn}: ${state}`;
       if (check.status !== null) state += ` (${check.status})`;
       if (check.bytes !== null && check.lines !== null) state += `, ${formatBytes(check.bytes)} / ${check.lines} lines`;
       const lines = [`Subagent ${check.childId} ${JSON.stringify(check.title)}: ${state}`];
@@ -124,16 +135,72 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
   pi.registerTool({
     name: "subagent_cancel",
     label: "Cancel subagent",
-    description: "Stop a subagent: ends its process and everything it started, and drops its result.",
+    description:
+      "Stop a subagent: ends its process and everything it started, drops its results not received yet, and closes its conversation (subagent_send to it is refused after).",
     parameters: idParameter,
     async execute(_toolCallId, params, signal) {
-      const { result, was } = await subagents.cancel(params.id, signal);
+      const { result, was, childId } = await subagents.cancel(params.id, signal);
+      if (result === undefined && was === "cancelled") return textResult(`Subagent ${childId}: already cancelled.`, { childId, was, consumed: 0 });
       if (result === undefined)
-        return textResult(`Subagent ${params.id}: already delivered; nothing to cancel.`, { childId: params.id, was, consumed: 0 });
-      if (!result.cancelled.includes(params.id)) throw new Error(`subagent_cancel: no subagent ${params.id} in this session`);
+        return textResult(`Subagent ${childId}: already delivered; nothing to cancel. Its conversation is closed: subagent_send to it is refused from now.`, {
+          childId,
+          was,
+          consumed: 0,
+        });
+      if (result.cancelled.length === 0 || (was === "unknown" && !result.cancelled.includes(params.id)))
+        throw new Error(`subagent_cancel: no subagent ${params.id} in this session`);
       const what =
-        was === "running" ? "its process tree was ended" : was === "queued" ? "it had not started yet" : result.consumed > 0 ? "it had finished; its result was dropped" : "it had already ended";
-      return textResult(`Cancelled subagent ${params.id}: ${what}.`, { childId: params.id, was, consumed: result.consumed });
+        was === "running"
+          ? "its process tree was ended"
+          : was === "queued" || was === "waiting"
+            ? "it had not started yet"
+            : result.consumed > 0
+              ? "it had finished; its result was dropped"
+              : "it had already ended";
+      return textResult(`Cancelled subagent ${childId}: ${what}.`, { childId, was, consumed: result.consumed });
+    },
+  });
+
+  pi.registerTool({
+    name: "subagent_send",
+    label: "Send to subagent",
+    description:
+      "Give a subagent more work: `message` becomes the next prompt of its own conversation, which goes on with everything it read and said so far " +
+      "(same model, directory and limits), so it need not start over. Its answer is a new result `ID.N` (turn N), delivered when you are idle " +
+      "or returned by subagent_wait, like any other. A subagent still working gets the message when its current turn ends. " +
+      "Only for new work: to see more of an answer that was cut, read the full-text file its footer names instead of asking again.",
+    promptSnippet: "subagent_send: continue a subagent's own conversation with new work",
+    parameters: Type.Object({
+      id: Type.String({ description: "The subagent id (as subagent_spawn returned it)" }),
+      message: Type.String({ description: "The next prompt for that subagent" }),
+    }),
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      const sent = await subagents.send(params.id, params.message, spawnContext(ctx));
+      const name = `${sent.childId} ${JSON.stringify(sent.title)}`;
+      const answer = `Its answer comes as ${sent.turnId} ${JSON.stringify(sent.turnTitle)}, delivered to you when you are idle; call subagent_wait to wait for it now.`;
+      const text =
+        (sent.behind
+          ? `Queued for subagent ${name}: it is still working on turn ${sent.turn - 1}; your message starts turn ${sent.turn} when that ends. `
+          : sent.queuePosition > 0
+            ? `Queued turn ${sent.turn} of subagent ${name}: the limit of running subagents is reached (position ${sent.queuePosition} in the queue). `
+            : `Sent to subagent ${name}: turn ${sent.turn} started. `) +
+        answer +
+        (sent.daemonReachable ? "" : " handoffd is not reachable right now: the turn runs anyway and its result is kept until it is back.");
+      return textResult(text, sent);
+    },
+  });
+
+  pi.registerTool({
+    name: "subagent_list",
+    label: "List subagents",
+    description:
+      "Every subagent of this session, one line each: id, title, state (queued, running, completed: finished but not received yet, delivered, cancelled), " +
+      "its current turn, the size of that turn's answer and, when that was cut, the file with its full text (read it rather than asking again). At most 2 KiB.",
+    promptSnippet: "subagent_list: see every subagent of this session at once",
+    parameters: Type.Object({}),
+    async execute(_toolCallId, _params, _signal, _onUpdate, ctx) {
+      subagents.setContext(spawnContext(ctx));
+      return textResult(subagents.list(), {});
     },
   });
 }

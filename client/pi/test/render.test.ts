@@ -46,6 +46,11 @@ test("sizes and one line per child: title, status, sizes, where the full text is
   ]);
 });
 
+test("a later turn of a child (subagent_send) shows as its id and title with the turn", () => {
+  const turn2: SectionSummary = { ...cut, childId: "sa-1a2b3c.2", title: "Audit the parser (turn 2)", truncated: false, totalBytes: 19, totalLines: 1, omitted: null, artifact: null };
+  assert.equal(sectionLine(turn2), '✓ sa-1a2b3c.2 "Audit the parser (turn 2)" done · 19 B, 1 line');
+});
+
 test("collapsed shows the summary only; expanded adds the text", () => {
   const text = "Subagent sa-1a2b3c \"Audit the parser\" finished.\n\nBEGIN\n...\nEND";
   const collapsed = renderBatch("subagent_wait", { sections: [cut], deferred: 0 }, text, false, plain).render(200).join("\n");

@@ -52,7 +52,10 @@ test("spawn a child Pi, wait for its 171 KB answer: the model gets <= 16 KiB wit
   assert.equal(running[running.length - 1], undefined, "the status line is cleared once delivered");
   const cancelled = await toolEnd(s.pi, "subagent_cancel", 20_000);
   assert.equal(cancelled["isError"], false);
-  assert.equal(toolText(cancelled), `Subagent ${String(childId)}: already delivered; nothing to cancel.`);
+  assert.equal(
+    toolText(cancelled),
+    `Subagent ${String(childId)}: already delivered; nothing to cancel. Its conversation is closed: subagent_send to it is refused from now.`,
+  );
 });
 
 test("Esc during subagent_wait ends it at once and loses nothing: the result is auto-delivered once Pi is idle", async () => {
