@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every benchmark of issues 6 and 13, in a Release build, printed as markdown tables of medians and
 # ratios measured side by side in the same run (absolute times are not comparable between runs
-# on a shared machine; the ratios are what the README quotes).
+# on a shared machine; the ratios are what docs/benchmarks.md quotes).
 #
 #   scripts/bench.sh [STEP...]      STEP: projection, e2e, recovery, hook, autostart, soak
 #                                   (default: projection e2e recovery)
