@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli_process.hpp"
+#include "support/socket_probe.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -88,20 +89,7 @@ struct user {
   }
 
   // The pid of the process listening at the socket (SO_PEERCRED of a connection), or 0.
-  pid_t listener_pid() const {
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
-    pid_t pid = 0;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-      ucred cred{};
-      socklen_t len = sizeof cred;
-      if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) pid = cred.pid;
-    }
-    ::close(fd);
-    return pid;
-  }
+  pid_t listener_pid() const { return handoff::test::listener_pid(socket); }
 };
 
 bool gone(pid_t pid, std::chrono::milliseconds within) {

@@ -17,7 +17,6 @@
 
 #include "engine/pending_queue.hpp"
 #include "engine/sha256.hpp"
-#include "support/fault_daemon.hpp"
 #include "support/fs_fixtures.hpp"
 
 namespace handoff::test {
