@@ -411,4 +411,26 @@ std::size_t pending_queue::expire_tombstones(std::chrono::seconds age) {
   return expired + removed_files;
 }
 
+std::vector<std::string> pending_queue::delivered_texts(std::int64_t since_unix_ms,
+                                                       std::vector<std::string>& problems) const {
+  std::vector<std::string> texts;
+  // Opened without creating it: if it is gone there is nothing in it to protect.
+  const auto done_path = dir_ / "done";
+  const unique_fd done(::open(done_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!done) return texts;
+  for (const std::string& name : list_names(done.get())) {
+    if (name.starts_with(temp_prefix)) continue;
+    std::string why;
+    const auto bytes = read_queue_file(done.get(), name, "done/" + name, why);
+    if (!bytes) continue;  // expired meanwhile, or not a file of ours: nothing it points to
+    const auto t = decode_tombstone(*bytes, why);
+    if (!t) {
+      problems.push_back("queue tombstone done/" + name + " is unreadable (" + why + "); ignored");
+      continue;
+    }
+    if (t->done_unix_ms >= since_unix_ms) texts.push_back(t->sha256);
+  }
+  return texts;
+}
+
 }  // namespace handoff

@@ -153,6 +153,11 @@ class pending_queue {
 
   // Forgets tombstones older than `age` (resends after that are treated as new). Reads done/.
   std::size_t expire_tombstones(std::chrono::seconds age);
+  // The sha256 of every result whose tombstone in done/ says it left at or after
+  // `since_unix_ms` (for the artifact store's garbage collection: its parent may still page the
+  // artifact). Reads done/ as it is on disk, opened anew without following a symlink; a
+  // tombstone that cannot be decoded is skipped with a line in `problems`. Blocking.
+  std::vector<std::string> delivered_texts(std::int64_t since_unix_ms, std::vector<std::string>& problems) const;
 
   const std::filesystem::path& dir() const noexcept { return dir_; }
   const queue_options& options() const noexcept { return options_; }

@@ -155,4 +155,14 @@ private_file open_private_file(int dir_fd, const std::string& name, std::string_
   return out;
 }
 
+std::string remove_name(int dir_fd, const std::string& name, std::string_view shown) {
+  if (::unlinkat(dir_fd, name.c_str(), 0) == 0 || errno == ENOENT) return {};
+  return fs_error(errno, "removing " + std::string(shown)).what();
+}
+
+void sync_quietly(int dir_fd) noexcept {
+  while (::fsync(dir_fd) != 0 && errno == EINTR) {
+  }
+}
+
 }  // namespace handoff

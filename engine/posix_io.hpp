@@ -85,6 +85,14 @@ private_file open_private_file(int dir_fd, const std::string& name, std::string_
 // anyone when /proc is mounted.
 int link_open_file(int fd, int dir_fd, const std::string& name);
 
+// Removes `name` from the directory open at `dir_fd` without following it; an absent name
+// counts as removed. Returns "" or what went wrong, in plain words naming `shown`.
+std::string remove_name(int dir_fd, const std::string& name, std::string_view shown);
+
+// Best-effort fsync of a directory after removals: a removal lost to a crash is redone by the
+// next recovery (or collection), so failing here loses nothing.
+void sync_quietly(int dir_fd) noexcept;
+
 // "0755" for the permission bits of `mode`.
 std::string octal_mode(mode_t mode);
 

@@ -68,4 +68,11 @@ bool is_sha256_hex(std::string_view name) noexcept {
   return true;
 }
 
+std::optional<std::string> hash_stem(std::string_view name, std::string_view suffix) {
+  if (name.size() != 64 + suffix.size() || !name.ends_with(suffix)) return std::nullopt;
+  const std::string_view stem = name.substr(0, 64);
+  if (!is_sha256_hex(stem)) return std::nullopt;
+  return std::string(stem);
+}
+
 }  // namespace handoff

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,10 @@ std::string sha256_hex(std::string_view data);
 
 // True when `name` is exactly 64 lowercase hex digits: the only artifact names we accept.
 bool is_sha256_hex(std::string_view name) noexcept;
+
+// "<64 hex><suffix>" -> the hex part, else nullopt: the names of artifacts and of the queue's
+// text and tombstone files.
+std::optional<std::string> hash_stem(std::string_view name, std::string_view suffix);
 
 // Incremental hashing, for data that arrives in pieces.
 class sha256 {

@@ -13,7 +13,7 @@
 
 #include "engine/atomic_file.hpp"
 #include "engine/posix_io.hpp"
-#include "engine/queue_disk.hpp"
+#include "engine/sha256.hpp"
 
 namespace handoff {
 
