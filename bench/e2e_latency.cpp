@@ -30,7 +30,7 @@
 
 #include "bench_daemon.hpp"
 #include "e2e_support.hpp"
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 #include "handoff/client.hpp"
 #include "protocol/json_dump.hpp"
 #include "protocol/json_parse.hpp"

@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_path.hpp"
-#include "engine/batch.hpp"
+#include "engine/text/batch.hpp"
 #include "ledger/preview.hpp"
 #include "protocol/default_paths.hpp"
 

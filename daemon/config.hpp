@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "engine/budget.hpp"
+#include "engine/text/budget.hpp"
 #include "protocol/daemon_messages.hpp"
 #include "protocol/messages.hpp"
 

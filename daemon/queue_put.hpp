@@ -18,7 +18,7 @@
 #include <asio/thread_pool.hpp>
 #include <asio/use_awaitable.hpp>
 
-#include "engine/pending_queue.hpp"
+#include "engine/queue/pending_queue.hpp"
 
 namespace handoff::daemon {
 

@@ -6,8 +6,8 @@
 #include <asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
-#include "engine/sha256.hpp"
-#include "engine/text_page.hpp"
+#include "engine/fs/sha256.hpp"
+#include "engine/text/text_page.hpp"
 #include "offload.hpp"
 #include "ledger/preview.hpp"
 #include "store_hygiene.hpp"

@@ -23,9 +23,9 @@
 
 #include "config.hpp"
 #include "connection.hpp"
-#include "engine/artifact_store.hpp"
-#include "engine/batch.hpp"
-#include "engine/pending_queue.hpp"
+#include "engine/store/artifact_store.hpp"
+#include "engine/text/batch.hpp"
+#include "engine/queue/pending_queue.hpp"
 #include "in_flight.hpp"
 #include "ledger/ledger.hpp"
 #include "protocol/daemon_messages.hpp"

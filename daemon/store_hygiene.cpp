@@ -4,8 +4,8 @@
 #include <stdexcept>
 
 #include "config.hpp"
-#include "engine/posix_io.hpp"
-#include "engine/private_dir.hpp"
+#include "engine/fs/posix_io.hpp"
+#include "engine/fs/private_dir.hpp"
 
 namespace handoff::daemon {
 namespace {

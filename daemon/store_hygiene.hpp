@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/pending_queue.hpp"
-#include "engine/store_gc.hpp"
+#include "engine/queue/pending_queue.hpp"
+#include "engine/store/store_gc.hpp"
 #include "protocol/daemon_messages.hpp"
 
 namespace handoff::daemon {

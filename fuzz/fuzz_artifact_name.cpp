@@ -30,9 +30,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/artifact_store.hpp"
-#include "engine/sha256.hpp"
-#include "engine/text_page.hpp"
+#include "engine/store/artifact_store.hpp"
+#include "engine/fs/sha256.hpp"
+#include "engine/text/text_page.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/messages.hpp"
 #include "utf8.hpp"

@@ -41,10 +41,10 @@
 #include <string>
 #include <string_view>
 
-#include "engine/mapped_file.hpp"
-#include "engine/projection_notice.hpp"
-#include "engine/sha256.hpp"
-#include "engine/text_page.hpp"
+#include "engine/fs/mapped_file.hpp"
+#include "engine/text/projection_notice.hpp"
+#include "engine/fs/sha256.hpp"
+#include "engine/text/text_page.hpp"
 #include "protocol/default_paths.hpp"
 #include "utf8.hpp"
 

@@ -54,7 +54,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/pending_queue.hpp"
+#include "engine/queue/pending_queue.hpp"
 
 namespace handoff::daemon {
 

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_process.hpp"
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 #include "support/daemon_process.hpp"
 #include "support/fs_fixtures.hpp"
 #include "support/raw_client.hpp"

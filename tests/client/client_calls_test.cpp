@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 #include "handoff/client.hpp"
 #include "support/daemon_process.hpp"
 #include "support/raw_client.hpp"

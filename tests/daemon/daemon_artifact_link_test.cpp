@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 #include "support/daemon_process.hpp"
 #include "support/fs_fixtures.hpp"
 #include "support/raw_client.hpp"

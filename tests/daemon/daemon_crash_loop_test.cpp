@@ -30,8 +30,8 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/queue_files.hpp"
-#include "engine/sha256.hpp"
+#include "engine/queue/queue_files.hpp"
+#include "engine/fs/sha256.hpp"
 #include "handoff/client.hpp"
 #include "support/crash_ledger.hpp"
 #include "support/daemon_process.hpp"

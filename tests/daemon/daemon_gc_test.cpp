@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 #include "support/daemon_process.hpp"
 #include "support/fs_fixtures.hpp"
 #include "support/raw_client.hpp"

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 #include "support/child_process.hpp"
 #include "support/fault_daemon.hpp"
 #include "support/fs_fixtures.hpp"

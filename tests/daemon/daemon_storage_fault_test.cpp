@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 #include "support/fault_daemon.hpp"
 #include "support/fs_fixtures.hpp"
 #include "support/raw_client.hpp"

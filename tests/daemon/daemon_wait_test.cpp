@@ -3,7 +3,7 @@
 
 #include <sys/stat.h>
 
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 #include "support/daemon_process.hpp"
 #include "support/raw_client.hpp"
 

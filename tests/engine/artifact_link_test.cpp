@@ -8,10 +8,10 @@
 
 #include <string>
 
-#include "engine/artifact_store.hpp"
-#include "engine/atomic_file.hpp"
-#include "engine/posix_io.hpp"
-#include "engine/sha256.hpp"
+#include "engine/store/artifact_store.hpp"
+#include "engine/fs/atomic_file.hpp"
+#include "engine/fs/posix_io.hpp"
+#include "engine/fs/sha256.hpp"
 #include "support/fs_fixtures.hpp"
 
 namespace fs = std::filesystem;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/artifact_store.hpp"
-#include "engine/sha256.hpp"
+#include "engine/store/artifact_store.hpp"
+#include "engine/fs/sha256.hpp"
 #include "support/fs_fixtures.hpp"
 
 namespace fs = std::filesystem;

@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <string>
 
-#include "engine/atomic_file.hpp"
-#include "engine/posix_io.hpp"
-#include "engine/private_dir.hpp"
+#include "engine/fs/atomic_file.hpp"
+#include "engine/fs/posix_io.hpp"
+#include "engine/fs/private_dir.hpp"
 #include "support/fs_fixtures.hpp"
 
 namespace fs = std::filesystem;

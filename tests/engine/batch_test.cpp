@@ -1,5 +1,5 @@
 // The batch builder: real allocator, real projection, a real artifact store in a temp dir.
-#include "engine/batch.hpp"
+#include "engine/text/batch.hpp"
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/artifact_store.hpp"
-#include "engine/sha256.hpp"
-#include "engine/text_shape.hpp"
+#include "engine/store/artifact_store.hpp"
+#include "engine/fs/sha256.hpp"
+#include "engine/text/text_shape.hpp"
 #include "utf8.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // The batch budget allocator (contract 3), as a pure function: no projection, no files.
-#include "engine/budget.hpp"
+#include "engine/text/budget.hpp"
 
 #include <doctest/doctest.h>
 

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/pending_queue.hpp"
-#include "engine/sha256.hpp"
+#include "engine/queue/pending_queue.hpp"
+#include "engine/fs/sha256.hpp"
 #include "support/fs_fixtures.hpp"
 #include "support/queue_fixtures.hpp"
 

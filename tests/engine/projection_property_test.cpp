@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/projection.hpp"
-#include "engine/text_page.hpp"
+#include "engine/text/projection.hpp"
+#include "engine/text/text_page.hpp"
 #include "utf8.hpp"
 #include "projection_checks.hpp"
 

@@ -1,6 +1,6 @@
 // The projection (docs/design.md §3; engine/projection.cpp): each rule of that section and
 // the edge cases, each read back from the projection's text by projection_checks.hpp.
-#include "engine/projection.hpp"
+#include "engine/text/projection.hpp"
 
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/text_page.hpp"
+#include "engine/text/text_page.hpp"
 #include "utf8.hpp"
 #include "projection_checks.hpp"
 

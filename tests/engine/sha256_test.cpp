@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 
 using handoff::is_sha256_hex;
 using handoff::sha256;

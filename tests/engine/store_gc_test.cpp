@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/posix_io.hpp"
-#include "engine/sha256.hpp"
-#include "engine/store_gc.hpp"
+#include "engine/fs/posix_io.hpp"
+#include "engine/fs/sha256.hpp"
+#include "engine/store/store_gc.hpp"
 #include "support/fs_fixtures.hpp"
 
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
 // read_page() against Pi's read tool (engine/text_page.cpp): fixed cases with Pi's
 // numbers, and random ones compared with a direct transcription of read.js + truncateHead.
-#include "engine/text_page.hpp"
+#include "engine/text/text_page.hpp"
 
 #include <doctest/doctest.h>
 

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/projection.hpp"
-#include "engine/projection_notice.hpp"
-#include "engine/text_page.hpp"
+#include "engine/text/projection.hpp"
+#include "engine/text/projection_notice.hpp"
+#include "engine/text/text_page.hpp"
 #include "pi_read_reference.hpp"
 #include "utf8.hpp"
 
