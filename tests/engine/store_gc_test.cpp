@@ -1,4 +1,4 @@
-// Store GC (engine/store_gc.hpp) on real files whose mtimes are set with utimensat: what goes by
+// Store GC (engine/store/store_gc.hpp) on real files whose mtimes are set with utimensat: what goes by
 // age, by size oldest first, what is protected, temps, strangers, and a plan gone stale.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// read_page() against Pi's read tool (engine/text_page.cpp): fixed cases with Pi's
+// read_page() against Pi's read tool (engine/text/text_page.cpp): fixed cases with Pi's
 // numbers, and random ones compared with a direct transcription of read.js + truncateHead.
 #include "engine/text/text_page.hpp"
 

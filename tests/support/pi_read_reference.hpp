@@ -1,6 +1,6 @@
 // Pi 1.6.0's read and bash tools, transcribed from dist/core/tools/read.js, truncate.js, bash.js
 // and output-accumulator.js, as the reference that read_page() and the projection's footer are
-// checked against: by tests/text_page_test.cpp, tests/projection_property_test.cpp (through
+// checked against: by tests/engine/text_page_test.cpp, tests/engine/projection_property_test.cpp (through
 // projection_checks.hpp), fuzz/fuzz_artifact_name.cpp and fuzz/fuzz_projection.cpp.
 // Header-only and free of any test framework, so a fuzzer can use it too.
 //
