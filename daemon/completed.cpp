@@ -35,7 +35,7 @@ asio::awaitable<reply> service::completed(std::shared_ptr<connection>, rpc::comp
 
   switch (ledger_.complete(outcome)) {
     case completion_effect::held:
-      if (const parent* par = ledger_.find(p.parent_id); par != nullptr && par->idle) schedule_flush(p.parent_id);
+      if (const parent* par = ledger_.find(p.parent_id); par != nullptr && par->idle) deliveries_.schedule(p.parent_id);
       break;
     case completion_effect::consume_now: {
       const std::uint64_t seq = outcome.held.seq;

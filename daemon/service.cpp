@@ -57,10 +57,12 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
       queue_(queue),
       ledger_(std::chrono::milliseconds(cfg.forget_after_ms)),
       connections_(io.get_executor()),
-      flushes_(io.get_executor()),
       queue_changes_(io.get_executor()),
       puts_(io.get_executor()),
-      forget_timer_(io) {
+      forget_timer_(io),
+      batches_(cfg, pool, queue, store),
+      deliveries_(cfg, io, pool, queue, ledger_, batches_, queue_changes_,
+                  [this](const std::string& parent_id) { return endpoint_of(parent_id); }) {
   store_listing_.watch(store_.dir());
   // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11). `bind_now`:
   // answered on the I/O thread as the frame is read, and written at once when the outbox is
@@ -116,7 +118,7 @@ reply service::initialize(const std::shared_ptr<connection>& conn, rpc::initiali
     // Once the client has our answer, resend what it never acknowledged, then flush if idle.
     const std::string parent_id = *p.parent_id;
     r.on_written = [this, parent_id](bool written) {
-      if (written) schedule_flush(parent_id, true);
+      if (written) deliveries_.schedule(parent_id, true);
     };
   }
   r.result = rpc::encode(result);
@@ -184,7 +186,7 @@ asio::awaitable<reply> service::cancel(std::shared_ptr<connection>, rpc::cancel_
 }
 
 reply service::parent_state(const std::shared_ptr<connection>&, rpc::parent_state_params p) {
-  if (ledger_.set_idle(p.parent_id, p.state == "idle")) schedule_flush(p.parent_id);
+  if (ledger_.set_idle(p.parent_id, p.state == "idle")) deliveries_.schedule(p.parent_id);
   return reply{};
 }
 

@@ -21,6 +21,8 @@
 #include <asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 
+#include "auto_delivery.hpp"
+#include "batch_builder.hpp"
 #include "config.hpp"
 #include "connection.hpp"
 #include "engine/store/artifact_store.hpp"
@@ -31,6 +33,7 @@
 #include "protocol/daemon_messages.hpp"
 #include "protocol/messages.hpp"
 #include "store_listing.hpp"
+#include "to_wire.hpp"
 
 namespace handoff::daemon {
 
@@ -63,7 +66,7 @@ class service final : public message_sink {
   void connection_opened() noexcept { connections_.add(); }
   // Open connections and running auto-deliveries: shutdown waits for both to reach zero.
   in_flight& connections() noexcept { return connections_; }
-  in_flight& flushes() noexcept { return flushes_; }
+  in_flight& flushes() noexcept { return deliveries_.running(); }
   // False while completions are being written: their answers come from the daemon's own
   // threads, which the I/O thread's polling (io_loop.hpp) would take CPU from.
   bool worth_polling() const noexcept { return puts_.count() == 0; }
@@ -127,29 +130,6 @@ class service final : public message_sink {
   void on_wait_written(reservation& taken, bool written);
   std::vector<held_result> companions_of(const std::string& parent_id, const std::vector<std::string>& siblings) const;
 
-  // Auto-delivery (delivery.cpp).
-  void schedule_flush(const std::string& parent_id, bool immediately = false);
-  asio::awaitable<void> delayed_flush(std::string parent_id, std::chrono::milliseconds delay);
-  asio::awaitable<void> flush(std::string parent_id);
-  asio::awaitable<bool> deliver_next_batch(std::shared_ptr<connection> endpoint, std::string parent_id);
-  asio::awaitable<bool> send_delivery(std::shared_ptr<connection> endpoint, stored_delivery d);
-  asio::awaitable<std::optional<context_usage>> ask_usage(const std::shared_ptr<connection>& endpoint,
-                                                          const std::string& parent_id);
-  void flush_ended(const std::string& parent_id);
-
-  // Projects the given held results into a batch on the worker pool (delivery.cpp).
-  struct built_batch {
-    batch b;
-    std::vector<std::uint64_t> admitted_seqs;
-  };
-  // `companions` share the budget and are not projected (subagent/wait's batchWith).
-  asio::awaitable<built_batch> build(std::vector<held_result> results, batch_options options,
-                                     std::vector<held_result> companions = {});
-  batch_options options_for(const surface_caps& caps) const;
-  // Logs that a cut result's artifact was copied although the queue's file was offered (the
-  // store on another filesystem...): once at info, then at debug. Any thread.
-  void note_artifact_copied(const artifact_ref& artifact);
-
   // Removes results from the queue on the pool, counted in queue_changes_ (daemon/status waits
   // for them), logging what the disk refused. Fire and forget.
   void consume_in_background(std::vector<std::uint64_t> seqs);
@@ -163,13 +143,6 @@ class service final : public message_sink {
   // The parent's endpoint connection, if it is open.
   std::shared_ptr<connection> endpoint_of(const std::string& parent_id) const;
 
-  // Auto-delivery scheduling of one parent; erased when neither scheduled nor running.
-  struct flush_state {
-    bool scheduled = false;  // a flush will start after the coalescing delay
-    bool running = false;    // a flush is in progress
-    bool again = false;      // a flush was asked for while one ran: run one after it
-  };
-
   const config& cfg_;
   asio::io_context& io_;
   asio::thread_pool& pool_;
@@ -177,20 +150,15 @@ class service final : public message_sink {
   pending_queue& queue_;
   ledger ledger_;
   std::map<std::string, method, std::less<>> methods_;
-  std::unordered_map<std::string, flush_state> flush_states_;
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   in_flight connections_;
-  in_flight flushes_;        // auto-deliveries in progress (shutdown lets them finish)
   in_flight queue_changes_;  // removals running on the pool that no reply awaited
   in_flight puts_;           // completions on their way to the queue's disk (completed.cpp)
   store_listing store_listing_;  // daemon/status's last listing of the store, while unchanged
   asio::steady_timer forget_timer_;
-  std::uint64_t delivery_counter_ = 0;
-  std::atomic<bool> artifact_copy_noted_{false};  // note_artifact_copied said it at info
+  batch_builder batches_;       // subagent/wait's and auto-delivery's batches
+  auto_delivery deliveries_;    // auto-delivery (auto_delivery.hpp)
   bool stopping_ = false;
 };
-
-// Engine batch -> wire batch (to_wire.cpp).
-rpc::batch_dto to_wire(const batch& b);
 
 }  // namespace handoff::daemon

@@ -7,6 +7,7 @@ namespace handoff::daemon {
 
 void service::shutdown() {
   stopping_ = true;
+  deliveries_.stop();
   forget_timer_.cancel();
   ledger_.wake_all();
 }

@@ -1,6 +1,4 @@
-// The engine's batch in its wire form (protocol/messages.hpp batch_dto): what subagent/wait
-// answers and parent/deliver carries.
-#include "service.hpp"
+#include "to_wire.hpp"
 
 namespace handoff::daemon {
 

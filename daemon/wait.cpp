@@ -9,6 +9,7 @@
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 
+#include "parent_calls.hpp"
 #include "service.hpp"
 
 namespace handoff::daemon {
@@ -105,15 +106,15 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   result.cancelled = std::move(where.cancelled);
   result.forgotten = std::move(where.forgotten);
 
-  batch_options options = options_for(cfg_.wait_caps);
+  batch_options options = batches_.options_for(cfg_.wait_caps);
   options.profile = find_reader_profile(p.reader);  // the decoder admits known names only
   options.usage = from_wire(p.usage);
   if (!options.usage && !taken.empty())
     if (auto endpoint = endpoint_of(p.parent_id); endpoint && endpoint != conn)
-      options.usage = co_await ask_usage(endpoint, p.parent_id);
+      options.usage = co_await ask_usage(endpoint, p.parent_id, std::chrono::milliseconds(cfg_.usage_timeout_ms));
   const std::vector<held_result> held = taken.held();
   // On failure `taken` gives them back.
-  const built_batch built = co_await build(held, options, companions_of(p.parent_id, siblings));
+  const batch_builder::built_batch built = co_await batches_.build(held, options, companions_of(p.parent_id, siblings));
   // Deferred results go back to the pool; admitted ones stay reserved until written.
   taken.keep_only(built.admitted_seqs);
   result.batch = to_wire(built.b);
@@ -151,7 +152,7 @@ void service::on_wait_written(reservation& taken, bool written) {
   if (!written) {
     // The client never got it: the results are still ours to deliver.
     taken.release();
-    if (const parent* p = ledger_.find(parent_id); p != nullptr && p->idle) schedule_flush(parent_id);
+    if (const parent* p = ledger_.find(parent_id); p != nullptr && p->idle) deliveries_.schedule(parent_id);
     return;
   }
   if (taken.empty()) return;

@@ -1,8 +1,5 @@
-// Auto-delivery: when a parent is idle and results are pending, ask its endpoint for context
-// usage, project one batch under the auto-delivery caps, record it durably, send parent/deliver,
-// and drop the results only when the client acknowledged it. Unacknowledged deliveries are
-// resent unchanged (same deliveryId) whenever the parent's endpoint comes back.
-#include <algorithm>
+#include "auto_delivery.hpp"
+
 #include <chrono>
 #include <random>
 
@@ -12,7 +9,9 @@
 #include <spdlog/spdlog.h>
 
 #include "offload.hpp"
-#include "service.hpp"
+#include "parent_calls.hpp"
+#include "protocol/daemon_messages.hpp"
+#include "to_wire.hpp"
 
 namespace handoff::daemon {
 namespace {
@@ -41,7 +40,19 @@ std::string new_delivery_id(std::uint64_t counter) {
 
 }  // namespace
 
-void service::schedule_flush(const std::string& parent_id, bool immediately) {
+auto_delivery::auto_delivery(const config& cfg, asio::io_context& io, asio::thread_pool& pool, pending_queue& queue,
+                             ledger& l, batch_builder& batches, in_flight& queue_changes, endpoint_lookup endpoint_of)
+    : cfg_(cfg),
+      io_(io),
+      pool_(pool),
+      queue_(queue),
+      ledger_(l),
+      batches_(batches),
+      queue_changes_(queue_changes),
+      endpoint_of_(std::move(endpoint_of)),
+      flushes_(io.get_executor()) {}
+
+void auto_delivery::schedule(const std::string& parent_id, bool immediately) {
   if (ledger_.find(parent_id) == nullptr || stopping_) return;
   flush_state& f = flush_states_[parent_id];
   if (f.scheduled) return;
@@ -51,7 +62,7 @@ void service::schedule_flush(const std::string& parent_id, bool immediately) {
                  [](std::exception_ptr e) { log_failure(e, "auto-delivery failed"); });
 }
 
-asio::awaitable<void> service::delayed_flush(std::string parent_param, std::chrono::milliseconds delay) {
+asio::awaitable<void> auto_delivery::delayed_flush(std::string parent_param, std::chrono::milliseconds delay) {
   const std::string parent_id = std::move(parent_param);
   if (delay.count() > 0) {
     asio::steady_timer t(io_, delay);
@@ -61,21 +72,21 @@ asio::awaitable<void> service::delayed_flush(std::string parent_param, std::chro
   co_await flush(parent_id);
 }
 
-void service::flush_ended(const std::string& parent_id) {
+void auto_delivery::flush_ended(const std::string& parent_id) {
   auto it = flush_states_.find(parent_id);
   if (it == flush_states_.end()) return;
   flush_state& f = it->second;
   f.running = false;
   if (f.again) {
     f.again = false;
-    schedule_flush(parent_id, true);
+    schedule(parent_id, true);
   }
   if (!f.scheduled && !f.running) flush_states_.erase(parent_id);
 }
 
-asio::awaitable<void> service::flush(std::string parent_param) {
+asio::awaitable<void> auto_delivery::flush(std::string parent_param) {
   const std::string parent_id = std::move(parent_param);
-  auto endpoint = endpoint_of(parent_id);
+  auto endpoint = endpoint_of_(parent_id);
   flush_state& f = flush_states_[parent_id];
   if (f.running) {
     // The running flush may be bound to an endpoint that is going away (a parent that
@@ -86,9 +97,9 @@ asio::awaitable<void> service::flush(std::string parent_param) {
   }
   f.running = true;
   // Runs when the flush ends, or when its frame is destroyed with the io_context at exit
-  // (main keeps the service alive until then; schedule_flush does nothing once stopping).
+  // (main keeps the service alive until then; schedule does nothing once stopped).
   struct end_flush {
-    service* s;
+    auto_delivery* s;
     std::string id;
     in_flight::scope counted;
     ~end_flush() {
@@ -113,7 +124,7 @@ asio::awaitable<void> service::flush(std::string parent_param) {
   }
 }
 
-asio::awaitable<bool> service::deliver_next_batch(std::shared_ptr<connection> endpoint_param, std::string parent_param) {
+asio::awaitable<bool> auto_delivery::deliver_next_batch(std::shared_ptr<connection> endpoint_param, std::string parent_param) {
   const std::shared_ptr<connection> endpoint = std::move(endpoint_param);
   const std::string parent_id = std::move(parent_param);
   const parent* p = ledger_.find(parent_id);
@@ -121,11 +132,11 @@ asio::awaitable<bool> service::deliver_next_batch(std::shared_ptr<connection> en
   reservation taken = ledger_.reserve_deliverable(parent_id);
   if (taken.empty()) co_return false;
 
-  batch_options options = options_for(cfg_.auto_caps);
-  options.usage = co_await ask_usage(endpoint, parent_id);
+  batch_options options = batches_.options_for(cfg_.auto_caps);
+  options.usage = co_await ask_usage(endpoint, parent_id, std::chrono::milliseconds(cfg_.usage_timeout_ms));
   const std::vector<held_result> held = taken.held();
   // Whatever fails from here on drops `taken`, which gives the results back.
-  const built_batch built = co_await build(held, options);
+  const batch_builder::built_batch built = co_await batches_.build(held, options);
   taken.keep_only(built.admitted_seqs);
   rpc::deliver_params params;
   params.parent_id = parent_id;
@@ -140,7 +151,7 @@ asio::awaitable<bool> service::deliver_next_batch(std::shared_ptr<connection> en
   co_return co_await send_delivery(endpoint, d);
 }
 
-asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoint_param, stored_delivery delivery) {
+asio::awaitable<bool> auto_delivery::send_delivery(std::shared_ptr<connection> endpoint_param, stored_delivery delivery) {
   const std::shared_ptr<connection> endpoint = std::move(endpoint_param);
   const stored_delivery d = std::move(delivery);
   auto params = nlohmann::json::parse(d.payload);
@@ -164,84 +175,6 @@ asio::awaitable<bool> service::send_delivery(std::shared_ptr<connection> endpoin
   }
   spdlog::info("delivery {} to '{}' acknowledged ({} results)", d.delivery_id, d.parent_id, d.seqs.size());
   co_return true;
-}
-
-asio::awaitable<std::optional<context_usage>> service::ask_usage(const std::shared_ptr<connection>& endpoint,
-                                                                const std::string& parent_id) {
-  const nlohmann::json params = rpc::encode(rpc::usage_request_params{parent_id});
-  auto outcome = co_await endpoint->call("context/usage", params, std::chrono::milliseconds(cfg_.usage_timeout_ms));
-  if (!outcome.ok() || outcome.result.is_null()) {
-    if (!outcome.ok()) spdlog::debug("context/usage for '{}': {}", parent_id, outcome.error);
-    co_return std::nullopt;
-  }
-  try {
-    auto u = rpc::decode_usage(outcome.result);
-    co_return context_usage{u.tokens, u.context_window, u.percent};
-  } catch (const std::exception& e) {
-    spdlog::warn("context/usage for '{}' answered nonsense ({}); using static caps", parent_id, e.what());
-    co_return std::nullopt;
-  }
-}
-
-void service::note_artifact_copied(const artifact_ref& artifact) {
-  if (!artifact_copy_noted_.exchange(true))
-    spdlog::info("artifact {} written as a copy, not linked from the queue: {} (further copies are logged at debug "
-                 "level)",
-                 artifact.sha256, artifact.link_error);
-  else
-    spdlog::debug("artifact {} written as a copy, not linked from the queue: {}", artifact.sha256, artifact.link_error);
-}
-
-batch_options service::options_for(const surface_caps& caps) const {
-  batch_options options;
-  options.caps = caps;
-  options.head_share = cfg_.head_share;
-  options.policy = cfg_.policy;
-  options.reader = cfg_.cli_path;
-  return options;
-}
-
-asio::awaitable<service::built_batch> service::build(std::vector<held_result> results_param,
-                                                      batch_options options_param,
-                                                      std::vector<held_result> companions_param) {
-  // Parameters copied into locals before any lambda touches them (see offload.hpp).
-  const std::vector<held_result> results = std::move(results_param);
-  const std::vector<held_result> companions = std::move(companions_param);
-  const batch_options options = options_param;
-  auto work = [this, &results, &companions, &options] {
-    // One list in completion order: the results to project and the companions beside them.
-    struct entry {
-      const held_result* result;
-      bool companion;
-    };
-    std::vector<entry> order;
-    order.reserve(results.size() + companions.size());
-    for (const auto& r : results) order.push_back({&r, false});
-    for (const auto& r : companions) order.push_back({&r, true});
-    std::stable_sort(order.begin(), order.end(), [](const entry& a, const entry& b) { return a.result->seq < b.result->seq; });
-    std::vector<mapped_file> texts;
-    std::vector<batch_input> inputs;
-    texts.reserve(results.size());
-    inputs.reserve(order.size());
-    for (const auto& [r, companion] : order) {
-      if (companion) {
-        batch_input in{r->info.child_id, r->info.title, r->info.status, r->info.error, {}, r->sha256, std::nullopt, r->shape};
-        in.companion = true;
-        inputs.push_back(std::move(in));
-        continue;
-      }
-      texts.push_back(queue_.open_text(*r));
-      inputs.push_back(batch_input{r->info.child_id, r->info.title, r->info.status, r->info.error,
-                                   texts.back().view(), r->sha256, queue_.linkable_text(*r), r->shape});  // a large text's artifact links the queue's file
-    }
-    built_batch out{build_batch(inputs, options, &store_), {}};
-    for (const auto& s : out.b.sections) {
-      out.admitted_seqs.push_back(order[s.input_index].result->seq);
-      if (s.artifact && !s.artifact->link_error.empty()) note_artifact_copied(*s.artifact);
-    }
-    return out;
-  };
-  co_return co_await offload(pool_, work);
 }
 
 }  // namespace handoff::daemon
