@@ -22,7 +22,7 @@
 #include "periodic_gc.hpp"
 #include "protocol/default_paths.hpp"
 #include "server.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 #include "service_manager.hpp"
 #include "version.hpp"
 

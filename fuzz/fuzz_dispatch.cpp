@@ -51,7 +51,7 @@
 #include "protocol/json_parse.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/messages.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace {
 
