@@ -1,4 +1,4 @@
-// daemon/dispatch.cpp against a real handoffd: requests pipelined on one connection, most
+// daemon/service/dispatch.cpp against a real handoffd: requests pipelined on one connection, most
 // answered at once on the I/O thread and written directly, some (completed, wait, and status
 // while queue removals run) as coroutines of their own, still get exactly one reply per
 // request id, with the right content; notifications get none.
