@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/text_page.hpp"
+#include "engine/text/text_page.hpp"
 
 namespace handoff::test {
 
