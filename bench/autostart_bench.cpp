@@ -94,7 +94,10 @@ void kill_hard(pid_t pid, const fs::path& socket) {
 
 // handoffd in the foreground with the user's defaults (what a user typing it, or a unit, runs).
 std::unique_ptr<ht::process> start_by_hand(const fs::path& handoffd) {
-  return std::make_unique<ht::process>(ht::process_spec{.argv = {handoffd.string(), "--log-level=warn"}, .in = ht::stream::null});
+  ht::process_spec spec;
+  spec.argv = {handoffd.string(), "--log-level=warn"};
+  spec.in = ht::stream::null;
+  return std::make_unique<ht::process>(std::move(spec));
 }
 
 // SIGKILL to a daemon started by hand, reaped, then its socket's lock let go of.

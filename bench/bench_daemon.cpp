@@ -125,8 +125,7 @@ std::chrono::steady_clock::time_point bench_daemon::launch() {
                                    "--artifact-dir",     artifact_dir().string(),
                                    "--queue-dir",        queue_dir().string()};
   args.insert(args.end(), extra_.begin(), extra_.end());
-  process_.emplace(test::process_spec{
-      .argv = std::move(args), .out = test::stream::log, .err = test::stream::log, .log = dir_.path() / "handoffd.log"});
+  process_.emplace(test::logged(std::move(args), dir_.path() / "handoffd.log"));
   return process_->started_at();
 }
 

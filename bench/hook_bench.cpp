@@ -28,7 +28,12 @@ using clock_type = std::chrono::steady_clock;
 
 // Runs argv with `input` on stdin and stdout to /dev/null; returns its wall time, microseconds.
 double run_us(const std::vector<std::string>& argv, const std::string& input, const std::vector<std::string>& env) {
-  handoff::test::process p({.argv = argv, .env = env, .in = handoff::test::stream::pipe, .out = handoff::test::stream::null});
+  handoff::test::process_spec spec;
+  spec.argv = argv;
+  spec.env = env;
+  spec.in = handoff::test::stream::pipe;
+  spec.out = handoff::test::stream::null;
+  handoff::test::process p(std::move(spec));
   for (std::size_t done = 0; done < input.size();) {
     const ssize_t n = ::write(p.in_fd(), input.data() + done, input.size() - done);
     if (n <= 0) break;

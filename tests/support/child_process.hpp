@@ -43,8 +43,9 @@ class child_process {
 
  private:
   static process_spec launch(spec s) {
-    process_spec p{.argv = std::move(s.argv), .out = stream::log, .err = stream::log, .log = s.log, .fd3 = s.fd3,
-                   .listen_pid = s.env_pid_as_listen_pid};
+    process_spec p = logged(std::move(s.argv), s.log);
+    p.fd3 = s.fd3;
+    p.listen_pid = s.env_pid_as_listen_pid;
     p.env = std::move(s.unset_env);
     for (auto& [name, value] : s.env) p.env.push_back(name + "=" + value);
     return p;

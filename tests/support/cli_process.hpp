@@ -73,10 +73,13 @@ class cli_process {
   static process_spec launch(const std::vector<std::string>& args, const std::vector<std::string>& env,
                              const std::vector<int>& ignored) {
     std::signal(SIGPIPE, SIG_IGN);  // a child that exits before reading its input must not kill us
-    process_spec spec{.env = env, .in = stream::pipe, .out = stream::pipe, .err = stream::pipe,
-                      .default_signals = true, .ignored = ignored};
+    process_spec spec;
+    spec.env = env;
+    spec.in = spec.out = spec.err = stream::pipe;
     // As a command typed at a terminal starts: Ctrl-C and SIGTERM not ignored, whatever the test
-    // runner passed down (default_signals).
+    // runner passed down.
+    spec.default_signals = true;
+    spec.ignored = ignored;
     spec.argv = {HANDOFF_CLI_PATH};
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     return spec;

@@ -36,7 +36,7 @@ void daemon_process::start() {
                                    "--artifact-dir",   artifacts_.string(), "--queue-dir",
                                    queue_.string(),    "--log-level", "debug"};
   args.insert(args.end(), extra_.begin(), extra_.end());
-  process_.emplace(process_spec{.argv = std::move(args), .out = stream::log, .err = stream::log, .log = log_});
+  process_.emplace(logged(std::move(args), log_));
   const auto deadline = std::chrono::steady_clock::now() + start_timeout_;
   while (std::chrono::steady_clock::now() < deadline) {
     if (socket_accepts(socket_)) return;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace handoff::test {
@@ -35,6 +36,16 @@ struct process_spec {
   bool default_signals = false;    // SIGINT and SIGTERM back to their defaults, as a shell's command
   std::vector<int> ignored;        // signals the program starts with ignored
 };
+
+// `argv` with standard output and error appended to `log`: how daemons run under test.
+inline process_spec logged(std::vector<std::string> argv, std::filesystem::path log) {
+  process_spec spec;
+  spec.argv = std::move(argv);
+  spec.out = stream::log;
+  spec.err = stream::log;
+  spec.log = std::move(log);
+  return spec;
+}
 
 class process {
  public:
