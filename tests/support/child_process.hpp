@@ -2,10 +2,22 @@
 // at fd 3 (the socket-activation slot); its output goes to a log file. Killed at scope exit.
 #pragma once
 
+// The POSIX and standard headers this file has always brought its users.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 

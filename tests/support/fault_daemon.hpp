@@ -4,6 +4,9 @@
 // Header-only; needs HANDOFFD_PATH, which the process-level test executables define.
 #pragma once
 
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <doctest/doctest.h>
