@@ -8,10 +8,7 @@
 // on an empty queue; with 10,000 results, no more than the by-hand start plus 100 ms.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/file.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,20 +26,19 @@
 #include "bench_daemon.hpp"
 #include "client_threads.hpp"
 #include "e2e_support.hpp"
+#include "support/process.hpp"
+#include "support/socket_probe.hpp"
 #include "handoff/client.hpp"
 #include "result_mix.hpp"
 
-extern char** environ;
-
 namespace hb = handoff::bench;
 namespace hc = handoff::client;
+namespace ht = handoff::test;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct settings {
-  fs::path handoffd = hb::default_handoffd();
-  fs::path dir;
+struct settings : hb::daemon_options {
   std::size_t results = 10'000;
   std::size_t clients = 8;
   std::size_t rounds = 10;
@@ -77,21 +74,6 @@ void first_answer(hc::connection& c, std::size_t held) {
   if (results != held) throw std::runtime_error("the daemon holds " + std::to_string(results) + " results, not " + std::to_string(held));
 }
 
-pid_t listener_pid(const fs::path& socket) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
-  pid_t pid = 0;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    ucred cred{};
-    socklen_t len = sizeof cred;
-    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) pid = cred.pid;
-  }
-  ::close(fd);
-  return pid;
-}
-
 // SIGKILL, then wait until the socket's lock is free: only then can the next daemon start (a
 // killed process shows as a zombie while its other threads may still hold its files).
 void kill_hard(pid_t pid, const fs::path& socket) {
@@ -111,27 +93,25 @@ void kill_hard(pid_t pid, const fs::path& socket) {
 }
 
 // handoffd in the foreground with the user's defaults (what a user typing it, or a unit, runs).
-pid_t start_by_hand(const fs::path& handoffd) {
-  std::vector<std::string> args = {handoffd.string(), "--log-level=warn"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, handoffd.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot run " + handoffd.string() + ": " + std::strerror(rc));
-  return pid;
+std::unique_ptr<ht::process> start_by_hand(const fs::path& handoffd) {
+  ht::process_spec spec;
+  spec.argv = {handoffd.string(), "--log-level=warn"};
+  spec.in = ht::stream::null;
+  return std::make_unique<ht::process>(std::move(spec));
+}
+
+// SIGKILL to a daemon started by hand, reaped, then its socket's lock let go of.
+void kill_hard(ht::process& daemon, const fs::path& socket) {
+  const pid_t pid = daemon.pid();
+  daemon.kill_hard();
+  kill_hard(pid, socket);
 }
 
 // Connects once the daemon started by hand listens; throws when it exits first.
-hc::connection connect_retrying(const fs::path& socket, pid_t daemon) {
+hc::connection connect_retrying(const fs::path& socket, ht::process& daemon) {
   for (;;) {
-    int status = 0;
-    if (::waitpid(daemon, &status, WNOHANG) == daemon)
-      throw std::runtime_error("handoffd started by hand exited (status " + std::to_string(WEXITSTATUS(status)) + ")");
+    if (!daemon.running())
+      throw std::runtime_error("handoffd started by hand exited (status " + std::to_string(daemon.status()) + ")");
     try {
       hc::options o;
       o.socket = socket;
@@ -151,9 +131,9 @@ struct timings {
 void round(const settings& s, const user_dirs& u, std::size_t held, timings& t) {
   // By hand: from just before the spawn to the first answer.
   auto start = hb::bench_clock::now();
-  const pid_t hand = start_by_hand(s.handoffd);
+  const auto hand = start_by_hand(s.handoffd);
   {
-    hc::connection c = connect_retrying(u.socket, hand);
+    hc::connection c = connect_retrying(u.socket, *hand);
     first_answer(c, held);
   }
   t.by_hand.push_back(since(start));
@@ -166,7 +146,7 @@ void round(const settings& s, const user_dirs& u, std::size_t held, timings& t) 
     first_answer(c, held);
   }
   t.running.push_back(since(start));
-  kill_hard(hand, u.socket);
+  kill_hard(*hand, u.socket);
   // Autostart: from the first connect attempt (the socket is stale now) to the first answer.
   hc::options o;
   o.socket = u.socket;
@@ -177,7 +157,7 @@ void round(const settings& s, const user_dirs& u, std::size_t held, timings& t) 
     first_answer(c, held);
   }
   t.autostart.push_back(since(start));
-  kill_hard(listener_pid(u.socket), u.socket);
+  kill_hard(ht::listener_pid(u.socket), u.socket);
 }
 
 std::string ms(double seconds) { return hb::format_us(seconds * 1e6); }
@@ -193,10 +173,8 @@ std::vector<std::string> row(const std::string& what, const timings& t) {
 
 int main(int argc, char** argv) {
   settings s;
-  s.dir = fs::path(argv[0]).parent_path() / "bench-data";
   CLI::App app{"handoff autostart: a client's first answer with no daemon running, against a running and a by-hand daemon"};
-  app.add_option("--handoffd", s.handoffd, "handoffd to run")->capture_default_str();
-  app.add_option("--dir", s.dir, "Directory (on a real disk) for the user's directories")->capture_default_str();
+  hb::add_daemon_options(app, s, argv[0], "Directory (on a real disk) for the user's directories");
   app.add_option("--results", s.results, "Results queued for the second case")->capture_default_str();
   app.add_option("--clients", s.clients, "Connections completing them")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--rounds", s.rounds, "Rounds per case (medians over these)")->capture_default_str()->check(CLI::PositiveNumber);
@@ -211,11 +189,11 @@ int main(int argc, char** argv) {
     timings empty, full;
     for (std::size_t r = 0; r < s.rounds; ++r) round(s, u, 0, empty);
     if (s.results > 0) {
-      const pid_t filler = start_by_hand(s.handoffd);
-      connect_retrying(u.socket, filler);
+      const auto filler = start_by_hand(s.handoffd);
+      connect_retrying(u.socket, *filler);
       hb::phase filled;
       hb::complete_results(u.socket, s.clients, s.mix, s.results, [&](std::size_t i) { return s.mix.text(i); }, filled);
-      kill_hard(filler, u.socket);
+      kill_hard(*filler, u.socket);
       for (std::size_t r = 0; r < s.rounds; ++r) round(s, u, s.results, full);
     }
     std::cout << "Medians of " << s.rounds << " rounds, each: handoffd started by hand and timed from just before its "

@@ -12,41 +12,16 @@
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/vfs.h>
-#include <sys/wait.h>
 #include <system_error>
 #include <thread>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
+#include "support/socket_probe.hpp"
+
 namespace handoff::bench {
-namespace {
-
-bool socket_accepts(const std::filesystem::path& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
-
-// Waits for `pid` up to `limit`; true once reaped.
-bool reap_within(pid_t pid, std::chrono::milliseconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid || (r < 0 && errno == ECHILD)) return true;
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
-
-}  // namespace
 
 process_memory read_memory(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -102,6 +77,12 @@ std::string filesystem_type(const std::filesystem::path& path) {
 
 std::filesystem::path default_handoffd() { return HANDOFF_BENCH_HANDOFFD; }
 
+void add_daemon_options(CLI::App& app, daemon_options& options, const char* argv0, const std::string& dir_help) {
+  options.dir = std::filesystem::path(argv0).parent_path() / "bench-data";
+  app.add_option("--handoffd", options.handoffd, "handoffd to run")->capture_default_str();
+  app.add_option("--dir", options.dir, dir_help)->capture_default_str();
+}
+
 scratch_dir::scratch_dir(const std::filesystem::path& base, const std::string& prefix) {
   std::filesystem::create_directories(base);
   std::string tmpl = (std::filesystem::absolute(base) / (prefix + "-XXXXXX")).string();
@@ -128,12 +109,9 @@ bench_daemon::bench_daemon(std::filesystem::path handoffd, const std::filesystem
 }
 
 bench_daemon::~bench_daemon() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  if (!reap_within(pid_, std::chrono::seconds(10))) {
-    ::kill(pid_, SIGKILL);
-    reap_within(pid_, std::chrono::seconds(10));
-  }
+  if (!process_) return;
+  process_->signal(SIGTERM);
+  if (!process_->wait_within(std::chrono::seconds(10))) process_->kill_hard();
 }
 
 void bench_daemon::start() {
@@ -142,35 +120,19 @@ void bench_daemon::start() {
 }
 
 std::chrono::steady_clock::time_point bench_daemon::launch() {
-  if (pid_ > 0) throw std::logic_error("handoffd is already running");
+  if (running()) throw std::logic_error("handoffd is already running");
   std::vector<std::string> args = {handoffd_.string(),   "--socket",     socket_.string(),
                                    "--artifact-dir",     artifact_dir().string(),
                                    "--queue-dir",        queue_dir().string()};
   args.insert(args.end(), extra_.begin(), extra_.end());
-  const std::string log = (dir_.path() / "handoffd.log").string();
-  const auto launched_at = std::chrono::steady_clock::now();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
-  if (pid == 0) {
-    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (log_fd >= 0) {
-      ::dup2(log_fd, STDOUT_FILENO);
-      ::dup2(log_fd, STDERR_FILENO);
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  pid_ = pid;
-  return launched_at;
+  process_.emplace(test::logged(std::move(args), dir_.path() / "handoffd.log"));
+  return process_->started_at();
 }
 
 void bench_daemon::wait_listening() {
   const std::string log = (dir_.path() / "handoffd.log").string();
   for (int i = 0; i < 3000; ++i) {
-    if (socket_accepts(socket_)) return;
+    if (test::socket_accepts(socket_)) return;
     if (!running()) throw std::runtime_error("handoffd exited at start; see " + log);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -179,29 +141,14 @@ void bench_daemon::wait_listening() {
   throw std::runtime_error("handoffd did not listen within 30 s; see " + log);
 }
 
-bool bench_daemon::running() {
-  if (pid_ <= 0) return false;
-  int status = 0;
-  if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
-  pid_ = -1;
-  return false;
-}
+bool bench_daemon::running() { return process_ && process_->running(); }
 
-void bench_daemon::kill_hard() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
-  pid_ = -1;
-}
+void bench_daemon::kill_hard() { process_.reset(); }
 
 void bench_daemon::stop() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  if (!reap_within(pid_, std::chrono::seconds(60))) {
-    ::kill(pid_, SIGKILL);
-    reap_within(pid_, std::chrono::seconds(10));
-  }
-  pid_ = -1;
+  if (!process_) return;
+  process_->stop(SIGTERM, std::chrono::seconds(60));
+  process_.reset();
 }
 
 void bench_daemon::restart() {

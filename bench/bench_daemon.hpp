@@ -7,9 +7,16 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
+
+#include "support/process.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace handoff::bench {
 
@@ -34,6 +41,16 @@ std::string filesystem_type(const std::filesystem::path& path);
 // The path of the handoffd this benchmark was built with (a Release build in the bench's own
 // build directory).
 std::filesystem::path default_handoffd();
+
+// What every benchmark against a real handoffd is given: the daemon to run, and the directory
+// (on a real disk) its store and queue go under.
+struct daemon_options {
+  std::filesystem::path handoffd = default_handoffd();  // --handoffd: the one built with the bench
+  std::filesystem::path dir;                            // --dir: default bench-data beside the bench
+};
+// Adds --handoffd and --dir to `app`, `dir` defaulting to bench-data beside `argv0`.
+void add_daemon_options(CLI::App& app, daemon_options& options, const char* argv0,
+                        const std::string& dir_help = "Directory (on a real disk) for the daemon's store and queue");
 
 // A temporary directory made with mkdtemp, removed with its contents on destruction.
 class scratch_dir {
@@ -70,9 +87,9 @@ class bench_daemon {
   // True while the daemon runs; reaps it (and forgets its pid) once it has exited.
   bool running();
 
-  pid_t pid() const noexcept { return pid_; }
-  process_memory memory() const { return read_memory(pid_); }
-  double cpu() const { return cpu_seconds(pid_); }
+  pid_t pid() const noexcept { return process_ ? process_->pid() : -1; }
+  process_memory memory() const { return read_memory(pid()); }
+  double cpu() const { return cpu_seconds(pid()); }
   const std::filesystem::path& socket() const noexcept { return socket_; }
   const std::filesystem::path& dir() const noexcept { return dir_.path(); }
   std::filesystem::path artifact_dir() const { return dir_.path() / "artifacts"; }
@@ -85,7 +102,7 @@ class bench_daemon {
   scratch_dir dir_;
   std::filesystem::path socket_;
   std::vector<std::string> extra_;
-  pid_t pid_ = -1;
+  std::optional<test::process> process_;
 };
 
 }  // namespace handoff::bench

@@ -12,7 +12,7 @@
 
 #include "bench_daemon.hpp"
 #include "e2e_support.hpp"
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 
 namespace handoff::bench {
 namespace {

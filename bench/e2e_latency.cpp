@@ -30,7 +30,7 @@
 
 #include "bench_daemon.hpp"
 #include "e2e_support.hpp"
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 #include "handoff/client.hpp"
 #include "protocol/json_dump.hpp"
 #include "protocol/json_parse.hpp"
@@ -40,9 +40,7 @@ namespace hc = handoff::client;
 
 namespace {
 
-struct settings {
-  std::filesystem::path handoffd = hb::default_handoffd();
-  std::filesystem::path dir;          // where the daemon's store and queue go
+struct settings : hb::daemon_options {
   std::size_t small_rounds = 2000;    // counted round trips of each small request and each ping-pong
   std::size_t rounds = 200;           // completed + wait rounds of 4 KiB and 37 KiB
   std::size_t large_rounds = 60;      // of 1 MiB
@@ -459,10 +457,8 @@ void round_trips(const settings& s, hb::bench_daemon& daemon) {
 
 int main(int argc, char** argv) {
   settings s;
-  s.dir = std::filesystem::path(argv[0]).parent_path() / "bench-data";
   CLI::App app{"handoff end-to-end latency: daemon/status vs ping-pong, completed+wait vs the floor"};
-  app.add_option("--handoffd", s.handoffd, "handoffd to run")->capture_default_str();
-  app.add_option("--dir", s.dir, "Directory (on a real disk) for the daemon's store and queue")->capture_default_str();
+  hb::add_daemon_options(app, s, argv[0]);
   app.add_option("--small-rounds", s.small_rounds, "daemon/status round trips")->capture_default_str();
   app.add_option("--rounds", s.rounds, "completed+wait rounds of 4 KiB and 37 KiB")->capture_default_str();
   app.add_option("--large-rounds", s.large_rounds, "completed+wait rounds of 1 MiB")->capture_default_str();

@@ -6,8 +6,6 @@
 //   long    a 171,016-byte answer, through a real handoffd: completed + one wait + the
 //           projection. Floor: process start + SHA-256 + one fsync'd write of the text on the
 //           same file system. Target <= 3x.
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_daemon.hpp"
+#include "support/process.hpp"
 
 namespace {
 
@@ -29,34 +28,21 @@ using clock_type = std::chrono::steady_clock;
 
 // Runs argv with `input` on stdin and stdout to /dev/null; returns its wall time, microseconds.
 double run_us(const std::vector<std::string>& argv, const std::string& input, const std::vector<std::string>& env) {
-  int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
-  const auto start = clock_type::now();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(pipe_fds[0], STDIN_FILENO);
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, STDOUT_FILENO);
-    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(pipe_fds[0]);
+  handoff::test::process_spec spec;
+  spec.argv = argv;
+  spec.env = env;
+  spec.in = handoff::test::stream::pipe;
+  spec.out = handoff::test::stream::null;
+  handoff::test::process p(std::move(spec));
   for (std::size_t done = 0; done < input.size();) {
-    const ssize_t n = ::write(pipe_fds[1], input.data() + done, input.size() - done);
+    const ssize_t n = ::write(p.in_fd(), input.data() + done, input.size() - done);
     if (n <= 0) break;
     done += static_cast<std::size_t>(n);
   }
-  ::close(pipe_fds[1]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  const double us = std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error(argv[0] + " failed");
+  p.close_in();
+  const int status = p.wait();
+  const double us = std::chrono::duration<double, std::micro>(clock_type::now() - p.started_at()).count();
+  if (status != 0) throw std::runtime_error(argv[0] + " failed");
   return us;
 }
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 
 int main(int argc, char** argv) {
   std::string in;

@@ -27,9 +27,7 @@ namespace hc = handoff::client;
 
 namespace {
 
-struct settings {
-  std::filesystem::path handoffd = hb::default_handoffd();
-  std::filesystem::path dir;
+struct settings : hb::daemon_options {
   std::size_t clients = 8;
   std::size_t completions = 2000;  // per round
   // Completion + drain rounds; the floors run rounds + 1 times. Seven: this VM's disk takes a
@@ -99,10 +97,8 @@ struct round_cost {
 
 int main(int argc, char** argv) {
   settings s;
-  s.dir = std::filesystem::path(argv[0]).parent_path() / "bench-data";
   CLI::App app{"handoff load: concurrent completions through the durable queue against an fsync floor, then waits"};
-  app.add_option("--handoffd", s.handoffd, "handoffd to run")->capture_default_str();
-  app.add_option("--dir", s.dir, "Directory (on a real disk) for the daemon's store and queue and the floor's files")->capture_default_str();
+  hb::add_daemon_options(app, s, argv[0], "Directory (on a real disk) for the daemon's store and queue and the floor's files");
   app.add_option("--clients", s.clients, "Concurrent client connections")->capture_default_str()->check(CLI::PositiveNumber);
   hb::add_mix_options(app, s.mix);
   app.add_option("--completions", s.completions, "Completions per round")->capture_default_str()->check(CLI::PositiveNumber);

@@ -17,9 +17,7 @@ namespace hc = handoff::client;
 
 namespace {
 
-struct settings {
-  std::filesystem::path handoffd = hb::default_handoffd();
-  std::filesystem::path dir;
+struct settings : hb::daemon_options {
   std::size_t results = 1000;
   std::size_t bytes = 1024 * 1024;
   double target_mib = 64;
@@ -39,10 +37,8 @@ hb::process_memory settled_memory(const hb::bench_daemon& daemon, hc::connection
 
 int main(int argc, char** argv) {
   settings s;
-  s.dir = std::filesystem::path(argv[0]).parent_path() / "bench-data";
   CLI::App app{"handoff memory: idle RSS, and RSS with many pending results"};
-  app.add_option("--handoffd", s.handoffd, "handoffd to run")->capture_default_str();
-  app.add_option("--dir", s.dir, "Directory (on a real disk) for the daemon's store and queue")->capture_default_str();
+  hb::add_daemon_options(app, s, argv[0]);
   app.add_option("--results", s.results, "Pending results to hold")->capture_default_str();
   app.add_option("--bytes", s.bytes, "Bytes of each result")->capture_default_str();
   CLI11_PARSE(app, argc, argv);

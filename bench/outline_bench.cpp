@@ -10,9 +10,13 @@
 //
 //   handoff_bench_outline [--rounds N] [--min-headings N] FILE...
 //
-// Files under 16 KiB or with fewer than --min-headings headings (default 10) are skipped, and a
-// file whose bytes another file already had is counted once.
+// Files under 16 KiB or with fewer than --min-headings headings (default 10) are skipped; a file
+// whose bytes another file already had, or whose path after its last node_modules/ another file
+// had (the same package document in two versions), is counted once. Change logs (a name holding
+// CHANGELOG, CHANGES, HISTORY, NEWS or release-notes) are summed apart from the other documents:
+// they are hundreds of version headings, more than an eighth of 16 KiB can list.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -24,9 +28,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/markdown_headings.hpp"
-#include "engine/projection.hpp"
-#include "engine/sha256.hpp"
+#include "engine/text/markdown_headings.hpp"
+#include "engine/text/projection.hpp"
+#include "engine/fs/sha256.hpp"
 
 namespace {
 
@@ -87,6 +91,49 @@ std::string percent(std::size_t part, std::size_t whole) {
   return buffer;
 }
 
+// The totals of the documents `pick` chooses, as a markdown table.
+template <typename Pick>
+void summarise(const std::vector<document>& docs, const char* what, Pick pick) {
+  document total;
+  std::vector<double> cost_share;
+  std::vector<double> time_ratio;
+  std::size_t all_major_after = 0;
+  for (const document& d : docs) {
+    if (!pick(d)) continue;
+    total.bytes += d.bytes;
+    total.headings.all += d.headings.all;
+    total.headings.major += d.headings.major;
+    total.before.all += d.before.all;
+    total.before.major += d.before.major;
+    total.after.all += d.after.all;
+    total.after.major += d.after.major;
+    total.shown_before += d.shown_before;
+    total.shown_after += d.shown_after;
+    if (d.after.major == d.headings.major) ++all_major_after;
+    cost_share.push_back(1.0 - static_cast<double>(d.shown_after) / static_cast<double>(d.shown_before));
+    time_ratio.push_back(d.us_after / d.us_before);
+  }
+  std::sort(cost_share.begin(), cost_share.end());
+  std::sort(time_ratio.begin(), time_ratio.end());
+  if (cost_share.empty()) return;
+  std::cout << "\n" << what << ": " << cost_share.size() << ", " << total.bytes / 1024 << " KB, " << total.headings.all
+            << " headings (" << total.headings.major << " of levels 1-2), projected at 16 KiB / 600 lines:\n\n";
+  std::cout << "| | without the outline | with it |\n|---|--:|--:|\n";
+  std::cout << "| headings reachable | " << total.before.all << " (" << percent(total.before.all, total.headings.all)
+            << ") | " << total.after.all << " (" << percent(total.after.all, total.headings.all) << ") |\n";
+  std::cout << "| level 1-2 headings reachable | " << total.before.major << " ("
+            << percent(total.before.major, total.headings.major) << ") | " << total.after.major << " ("
+            << percent(total.after.major, total.headings.major) << ") |\n";
+  std::cout << "| documents with every level 1-2 heading reachable | | " << all_major_after << " of " << cost_share.size() << " |\n";
+  std::cout << "| head + tail bytes shown, all documents | " << total.shown_before << " | " << total.shown_after << " ("
+            << percent(total.shown_before - total.shown_after, total.shown_before) << " less) |\n";
+  std::cout << "| head + tail given up per document, median (max) | | " << percent(static_cast<std::size_t>(cost_share[cost_share.size() / 2] * 1e6), 1000000)
+            << " (" << percent(static_cast<std::size_t>(cost_share.back() * 1e6), 1000000) << ") |\n";
+  char ratio[64];
+  std::snprintf(ratio, sizeof ratio, "%.2fx (%.2fx-%.2fx)", time_ratio[time_ratio.size() / 2], time_ratio.front(), time_ratio.back());
+  std::cout << "| projection time with / without, median per document (range) | | " << ratio << " |\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,7 +166,12 @@ int main(int argc, char** argv) {
     std::stringstream buffer;
     buffer << in.rdbuf();
     const std::string text = buffer.str();
-    if (!in || handoff::fits(text, with) || !seen.insert(handoff::sha256_hex(text)).second) continue;
+    const std::size_t package = file.rfind("node_modules/");
+    const std::string key = package == std::string::npos ? file : file.substr(package + 13);
+    if (!in || handoff::fits(text, with) || !seen.insert(handoff::sha256_hex(text)).second ||
+        !seen.insert(key).second) {
+      continue;
+    }
     const std::vector<heading> headings = handoff::find_headings(text);
     if (headings.size() < min_headings) continue;
 
@@ -168,10 +220,6 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  document total;
-  std::vector<double> cost_share;
-  std::vector<double> time_ratio;
-  std::size_t all_major_after = 0;
   std::cout << "| document | KB | headings (L1-2) | reachable before | after | L1-2 before | L1-2 after | head+tail bytes before | after | µs before | after |\n";
   std::cout << "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const document& d : docs) {
@@ -179,36 +227,16 @@ int main(int argc, char** argv) {
               << percent(d.before.all, d.headings.all) << " | " << percent(d.after.all, d.headings.all) << " | "
               << percent(d.before.major, d.headings.major) << " | " << percent(d.after.major, d.headings.major) << " | "
               << d.shown_before << " | " << d.shown_after << " | " << d.us_before << " | " << d.us_after << " |\n";
-    total.bytes += d.bytes;
-    total.headings.all += d.headings.all;
-    total.headings.major += d.headings.major;
-    total.before.all += d.before.all;
-    total.before.major += d.before.major;
-    total.after.all += d.after.all;
-    total.after.major += d.after.major;
-    total.shown_before += d.shown_before;
-    total.shown_after += d.shown_after;
-    if (d.after.major == d.headings.major) ++all_major_after;
-    cost_share.push_back(1.0 - static_cast<double>(d.shown_after) / static_cast<double>(d.shown_before));
-    time_ratio.push_back(d.us_after / d.us_before);
   }
-  std::sort(cost_share.begin(), cost_share.end());
-  std::sort(time_ratio.begin(), time_ratio.end());
-  std::cout << "\n" << docs.size() << " documents, " << total.bytes / 1024 << " KB, " << total.headings.all
-            << " headings (" << total.headings.major << " of levels 1-2), projected at 16 KiB / 600 lines:\n\n";
-  std::cout << "| | without the outline | with it |\n|---|--:|--:|\n";
-  std::cout << "| headings reachable | " << total.before.all << " (" << percent(total.before.all, total.headings.all)
-            << ") | " << total.after.all << " (" << percent(total.after.all, total.headings.all) << ") |\n";
-  std::cout << "| level 1-2 headings reachable | " << total.before.major << " ("
-            << percent(total.before.major, total.headings.major) << ") | " << total.after.major << " ("
-            << percent(total.after.major, total.headings.major) << ") |\n";
-  std::cout << "| documents with every level 1-2 heading reachable | | " << all_major_after << " of " << docs.size() << " |\n";
-  std::cout << "| head + tail bytes shown, all documents | " << total.shown_before << " | " << total.shown_after << " ("
-            << percent(total.shown_before - total.shown_after, total.shown_before) << " less) |\n";
-  std::cout << "| head + tail given up per document, median (max) | | " << percent(static_cast<std::size_t>(cost_share[cost_share.size() / 2] * 1e6), 1000000)
-            << " (" << percent(static_cast<std::size_t>(cost_share.back() * 1e6), 1000000) << ") |\n";
-  char ratio[64];
-  std::snprintf(ratio, sizeof ratio, "%.2fx (%.2fx-%.2fx)", time_ratio[time_ratio.size() / 2], time_ratio.front(), time_ratio.back());
-  std::cout << "| projection time with / without, median per document (range) | | " << ratio << " |\n";
+  const auto changelog = [](const document& d) {
+    std::string name = d.name.substr(d.name.rfind('/') + 1);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const char* word : {"changelog", "changes", "history", "news", "release-notes"}) {
+      if (name.find(word) != std::string::npos) return true;
+    }
+    return false;
+  };
+  summarise(docs, "documents", [&](const document& d) { return !changelog(d); });
+  summarise(docs, "change logs", changelog);
   return 0;
 }

@@ -24,8 +24,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/projection.hpp"
-#include "engine/sha256.hpp"
+#include "engine/text/projection.hpp"
+#include "engine/fs/sha256.hpp"
 #include "projection_case.hpp"
 
 namespace handoff::bench {

@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/budget.hpp"
-#include "engine/projection_notice.hpp"
-#include "engine/sha256.hpp"
-#include "engine/text_shape.hpp"
+#include "engine/text/budget.hpp"
+#include "engine/text/projection_notice.hpp"
+#include "engine/fs/sha256.hpp"
+#include "engine/text/text_shape.hpp"
 
 namespace handoff::bench {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/batch.hpp"
+#include "engine/text/batch.hpp"
 #include "projection_inputs.hpp"
 
 namespace handoff::bench {

@@ -30,9 +30,7 @@ namespace hc = handoff::client;
 
 namespace {
 
-struct settings {
-  std::filesystem::path handoffd = hb::default_handoffd();
-  std::filesystem::path dir;
+struct settings : hb::daemon_options {
   std::size_t clients = 8;        // connections completing the results
   std::size_t results = 10'000;   // results held when the daemon is killed
   std::size_t repetitions = 5;    // timed restarts; the medians are over these
@@ -121,10 +119,8 @@ std::vector<std::string> tree_row(const std::string& when, const hb::tree_size& 
 
 int main(int argc, char** argv) {
   settings s;
-  s.dir = std::filesystem::path(argv[0]).parent_path() / "bench-data";
   CLI::App app{"handoff recovery: restart after a crash with a large queue, against reading the queue's files"};
-  app.add_option("--handoffd", s.handoffd, "handoffd to run")->capture_default_str();
-  app.add_option("--dir", s.dir, "Directory (on a real disk) for the daemon's store and queue")->capture_default_str();
+  hb::add_daemon_options(app, s, argv[0]);
   app.add_option("--clients", s.clients, "Concurrent connections completing the results")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--results", s.results, "Results held when the daemon is killed")->capture_default_str()->check(CLI::PositiveNumber);
   hb::add_mix_options(app, s.mix);

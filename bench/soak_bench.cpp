@@ -32,9 +32,7 @@ namespace rpc = handoff::rpc;
 
 namespace {
 
-struct settings {
-  std::filesystem::path handoffd = hb::default_handoffd();
-  std::filesystem::path dir;
+struct settings : hb::daemon_options {
   std::size_t parents = 100'000;
   std::size_t children = 8;             // per parent; the first half waited for, the rest auto-delivered
   std::size_t sample_every = 10'000;
@@ -130,10 +128,8 @@ std::vector<std::string> row(const std::string& what, const sample& s, std::size
 
 int main(int argc, char** argv) {
   settings s;
-  s.dir = std::filesystem::path(argv[0]).parent_path() / "bench-data";
   CLI::App app{"handoff soak: many parent sessions in turn; memory, fds and parents must stay flat"};
-  app.add_option("--handoffd", s.handoffd, "handoffd to run")->capture_default_str();
-  app.add_option("--dir", s.dir, "Directory (on a real disk) for the daemon's store and queue")->capture_default_str();
+  hb::add_daemon_options(app, s, argv[0]);
   app.add_option("--parents", s.parents, "Parent sessions, one after another")->capture_default_str();
   app.add_option("--children", s.children, "Children per parent (half waited, half auto-delivered)")
       ->capture_default_str();

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/posix_io.hpp"
+#include "engine/fs/posix_io.hpp"
 
 namespace handoff::daemon {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "engine/posix_io.hpp"
+#include "engine/fs/posix_io.hpp"
 
 namespace handoff::daemon {
 

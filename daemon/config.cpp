@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_path.hpp"
-#include "engine/batch.hpp"
+#include "engine/text/batch.hpp"
 #include "ledger/preview.hpp"
 #include "protocol/default_paths.hpp"
 
@@ -112,7 +112,7 @@ void validate(const config& cfg) {
   };
   require(cfg.socket_path.native().size() < 108, "--socket: path must be shorter than 108 bytes");
   // Every cut result's footer names the artifact's path: a longer one would crowd out the
-  // text of a cut at the floor (which a batch raises to fit its footers: engine/budget.hpp).
+  // text of a cut at the floor (which a batch raises to fit its footers: engine/text/budget.hpp).
   require(cfg.artifact_dir.native().size() <= 200, "--artifact-dir: path must be at most 200 bytes");
   require(cfg.max_frame_bytes >= 4096, "--max-frame-bytes: at least 4096");
   require(cfg.max_depth >= 4 && cfg.max_depth <= 1024, "--max-depth: 4..1024");

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "engine/budget.hpp"
+#include "engine/text/budget.hpp"
 #include "protocol/daemon_messages.hpp"
 #include "protocol/messages.hpp"
 
@@ -41,7 +41,7 @@ struct config {
   surface_caps wait_caps = surface_caps::wait();
   dynamic_policy policy{};
 
-  // Store hygiene (engine/store_gc.hpp), run every gc_interval_s and by `daemon/gc`.
+  // Store hygiene (engine/store/store_gc.hpp), run every gc_interval_s and by `daemon/gc`.
   std::uint32_t gc_max_age_days = 7;              // artifacts older than this (mtime) go, days, >= 1
   std::uint64_t gc_max_bytes = std::uint64_t{1} << 30;  // then oldest first down to this, bytes
   std::uint32_t gc_interval_s = 3600;             // between periodic runs, seconds; 0 = never

@@ -3,9 +3,7 @@
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/experimental/as_tuple.hpp>
-#include <asio/read.hpp>
 #include <asio/use_awaitable.hpp>
-#include <asio/write.hpp>
 #include <spdlog/spdlog.h>
 
 #include "config.hpp"
@@ -18,126 +16,47 @@ constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 // Requests one connection may have running at once; more get `overloaded` (bounded memory).
 constexpr std::size_t max_requests_in_flight = 128;
-// Bytes read from the socket per read call.
-constexpr std::size_t read_chunk_bytes = 64 * 1024;
 
 }  // namespace
 
 connection::connection(socket_type socket, const config& cfg, message_sink& sink, std::uint64_t id)
-    : socket_(std::move(socket)),
-      cfg_(cfg),
-      sink_(sink),
-      id_(id),
-      decoder_(cfg.max_frame_bytes),
-      wake_writer_(socket_.get_executor()),
-      watchdog_timer_(socket_.get_executor()) {
-  wake_writer_.expires_at(std::chrono::steady_clock::time_point::max());
-}
+    : transport_(std::move(socket), cfg, *this, id), cfg_(cfg), sink_(sink), id_(id) {}
 
 connection::~connection() = default;
 
-void connection::start() {
-  auto self = shared_from_this();
-  // send() writes directly when the outbox is empty; that write must never block the I/O
-  // thread (asio's async operations work the same in either mode).
-  asio::error_code ec;
-  socket_.non_blocking(true, ec);
-  if (ec) spdlog::warn("connection {}: cannot make the socket non-blocking: {}", id_, ec.message());
-  asio::co_spawn(socket_.get_executor(), [self] { return self->read_loop(); }, asio::detached);
-  asio::co_spawn(socket_.get_executor(), [self] { return self->write_loop(); }, asio::detached);
-  asio::co_spawn(socket_.get_executor(), [self] { return self->watchdog(); }, asio::detached);
+void connection::start() { transport_.start(shared_from_this()); }
+
+void connection::close(std::string_view why) { transport_.close(why); }
+
+void connection::close_after_drain() { transport_.close_after_drain(); }
+
+void connection::send(std::string payload, std::function<void(bool)> on_written) {
+  transport_.send(std::move(payload), std::move(on_written));
 }
 
-void connection::close(std::string_view why) {
-  if (!open_) return;
-  open_ = false;
-  spdlog::debug("connection {}: closed ({})", id_, why);
-  asio::error_code ignored;
-  socket_.shutdown(socket_type::shutdown_both, ignored);
-  socket_.close(ignored);
-  wake_writer_.cancel();
-  watchdog_timer_.cancel();
-  for (auto& out : outbox_)
-    if (out.on_written) out.on_written(false);
-  outbox_.clear();
-  outbox_bytes_ = 0;
+asio::awaitable<bool> connection::send_and_wait(std::string payload) {
+  return transport_.send_and_wait(std::move(payload));  // not a coroutine: the transport's awaitable
+}
+
+void connection::on_closed() {
   finish_calls(call_outcome::kind::closed, "connection closed");
   sink_.on_closed(shared_from_this());
 }
 
-void connection::close_after_drain() {
-  if (!open_) return;
-  draining_ = true;
-  asio::error_code ignored;
-  socket_.shutdown(socket_type::shutdown_receive, ignored);
-  close_if_drained();
+void connection::on_input_closed() { sink_.on_input_closed(shared_from_this()); }
+
+void connection::on_stream_error(rpc::errc code, const std::string& message) {
+  send(rpc::make_error(nullptr, code, message));
+  close_after_drain();
 }
 
-void connection::close_if_drained() {
-  // Half-closed or shutting down: every request read so far still gets its reply.
-  if (open_ && draining_ && outbox_.empty() && requests_in_flight_ == 0) close("drained");
-}
-
-void connection::send(std::string payload, std::function<void(bool)> on_written) {
-  if (!open_) {
-    if (on_written) on_written(false);
-    return;
-  }
-  std::string bytes = rpc::encode_frame(payload, decoder_.mode());
-  if (outbox_.empty()) {  // no write in progress (the writer keeps its frame queued while writing)
-    const auto written = write_now(bytes);
-    if (!written) {
-      if (on_written) on_written(false);
-      return;
-    }
-    if (*written == bytes.size()) {
-      if (on_written) on_written(true);
-      if (draining_) wake_writer_.cancel_one();  // the writer closes a drained connection
-      return;
-    }
-    bytes.erase(0, *written);  // the writer sends the rest
-  }
-  if (outbox_bytes_ + bytes.size() > cfg_.max_outbox_bytes && !outbox_.empty()) {
-    spdlog::warn("connection {}: outbox over {} bytes (client not reading); dropping it", id_,
-                 cfg_.max_outbox_bytes);
-    if (on_written) on_written(false);
-    close("outbox full");
-    return;
-  }
-  outbox_bytes_ += bytes.size();
-  outbox_.push_back({std::move(bytes), std::move(on_written)});
-  wake_writer_.cancel_one();
-}
-
-std::optional<std::size_t> connection::write_now(std::string_view bytes) {
-  asio::error_code ec;
-  const std::size_t n = socket_.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) return 0;
-  if (ec) {
-    close(ec.message());
-    return std::nullopt;
-  }
-  return n;
-}
-
-asio::awaitable<bool> connection::send_and_wait(std::string payload) {
-  asio::steady_timer done(socket_.get_executor(), std::chrono::steady_clock::time_point::max());
-  std::optional<bool> written;
-  // The callback may run after this frame is gone only if the connection outlives it, which
-  // cannot happen: close() and the writer call it before we resume.
-  send(std::move(payload), [&written, &done](bool ok) {
-    written = ok;
-    done.cancel();
-  });
-  while (!written) co_await done.async_wait(as_tuple);
-  co_return *written;
-}
+bool connection::busy() const { return requests_in_flight_ != 0; }
 
 asio::awaitable<call_outcome> connection::call(std::string_view method, const nlohmann::json& params,
                                                std::chrono::milliseconds timeout) {
-  if (!open_) co_return call_outcome{call_outcome::kind::closed, nullptr, "connection closed"};
+  if (!transport_.is_open()) co_return call_outcome{call_outcome::kind::closed, nullptr, "connection closed"};
   const std::int64_t call_id = next_call_id_++;
-  pending_call pending{asio::steady_timer(socket_.get_executor()), std::nullopt};
+  pending_call pending{asio::steady_timer(transport_.executor()), std::nullopt};
   pending.timer.expires_after(timeout);
   calls_.emplace(call_id, &pending);
   send(rpc::make_request(call_id, method, params));
@@ -155,44 +74,7 @@ void connection::finish_calls(call_outcome::kind how, std::string_view why) {
   }
 }
 
-asio::awaitable<void> connection::read_loop() {
-  auto self = shared_from_this();
-  std::string chunk(read_chunk_bytes, '\0');
-  while (open_ && !draining_) {
-    auto [ec, n] = co_await socket_.async_read_some(asio::buffer(chunk), as_tuple);
-    if (ec == asio::error::eof) {  // the client finished sending; answer what it asked
-      draining_ = true;
-      sink_.on_input_closed(self);
-      close_if_drained();
-      co_return;
-    }
-    if (ec) {
-      if (!draining_) close(ec.message());
-      co_return;
-    }
-    decoder_.feed(std::string_view(chunk.data(), n));
-    try {
-      while (open_) {
-        auto frame = decoder_.next();
-        if (!frame) break;
-        handle_frame(std::move(*frame));
-      }
-    } catch (const std::exception& e) {  // a malformed header block: the stream is lost
-      send(rpc::make_error(nullptr, rpc::errc::parse_error, e.what()));
-      close_after_drain();
-      co_return;
-    }
-    const bool was_partial = partial_since_ != std::chrono::steady_clock::time_point{};
-    partial_since_ = !decoder_.in_frame() ? std::chrono::steady_clock::time_point{}
-                     : was_partial        ? partial_since_
-                                          : std::chrono::steady_clock::now();
-    if (!was_partial && decoder_.in_frame()) watchdog_timer_.cancel();  // a frame started: set its deadline
-  }
-}
-
-void connection::handle_frame(rpc::decoded_frame frame) {
-  // Any complete frame restarts the slow-frame clock.
-  partial_since_ = {};
+void connection::on_frame(rpc::decoded_frame frame) {
   if (frame.oversized) {
     send(rpc::make_error(nullptr, rpc::errc::frame_too_large,
                          "frame of " + std::to_string(frame.oversized_bytes) + " bytes exceeds the " +
@@ -227,7 +109,7 @@ void connection::handle_frame(rpc::decoded_frame frame) {
     id_key = msg.id.dump();
     ++cancellable_[id_key].count;
   }
-  asio::co_spawn(socket_.get_executor(), serve(std::move(msg), std::move(id_key)), asio::detached);
+  asio::co_spawn(transport_.executor(), serve(std::move(msg), std::move(id_key)), asio::detached);
 }
 
 asio::awaitable<void> connection::serve(rpc::message msg, std::string id_key) {
@@ -238,7 +120,7 @@ asio::awaitable<void> connection::serve(rpc::message msg, std::string id_key) {
   if (const auto it = cancellable_.find(key); !key.empty() && it != cancellable_.end() && --it->second.count == 0)
     cancellable_.erase(it);
   --requests_in_flight_;
-  close_if_drained();
+  transport_.close_if_drained();
 }
 
 void connection::handle_response(const rpc::message& msg) {
@@ -255,46 +137,6 @@ void connection::handle_response(const rpc::message& msg) {
     it->second->outcome = call_outcome{call_outcome::kind::result, msg.result, {}};
   }
   it->second->timer.cancel();
-}
-
-asio::awaitable<void> connection::write_loop() {
-  auto self = shared_from_this();
-  while (open_) {
-    if (outbox_.empty()) {
-      close_if_drained();
-      if (!open_) co_return;
-      co_await wake_writer_.async_wait(as_tuple);
-      continue;
-    }
-    auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(outbox_.front().bytes), as_tuple);
-    if (ec || !open_) {
-      close(ec ? ec.message() : "closed");
-      co_return;
-    }
-    outgoing done = std::move(outbox_.front());
-    outbox_.pop_front();
-    outbox_bytes_ -= done.bytes.size();
-    if (done.on_written) done.on_written(true);
-  }
-}
-
-asio::awaitable<void> connection::watchdog() {
-  // Asleep while no frame is partly read (the reader wakes it when one starts), so an idle
-  // connection costs the I/O thread no wake-ups; otherwise until that frame's deadline.
-  auto self = shared_from_this();
-  const auto limit = std::chrono::milliseconds(cfg_.frame_timeout_ms);
-  while (open_) {
-    const bool partial = partial_since_ != std::chrono::steady_clock::time_point{};
-    if (partial && std::chrono::steady_clock::now() - partial_since_ > limit) {
-      spdlog::warn("connection {}: a frame took over {} ms to arrive; closing", id_, limit.count());
-      send(rpc::make_error(nullptr, rpc::errc::request_timeout, "frame not completed in time"));
-      close_after_drain();
-      co_return;
-    }
-    watchdog_timer_.expires_at(partial ? partial_since_ + limit + std::chrono::milliseconds(1)
-                                       : std::chrono::steady_clock::time_point::max());
-    co_await watchdog_timer_.async_wait(as_tuple);
-  }
 }
 
 connection::cancel_registration connection::on_cancel(const nlohmann::json& request_id, std::function<void()> cancel) {

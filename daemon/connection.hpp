@@ -1,8 +1,11 @@
-// One client connection: framing in, one writer draining a bounded outbox, and calls from the
-// daemon to the client (context/usage, parent/deliver) matched to their replies.
+// One client connection's session: the requests it sent (parsed from the frames its transport
+// reads, answered at once or each in a coroutine of its own, at most 128 in flight, reachable by
+// $/cancelRequest), and the daemon's calls to the client (context/usage, parent/deliver) matched
+// to their replies. The bytes (framing, the outbox, the slow-frame watchdog) are its
+// transport's (transport.hpp).
 //
-// Everything here runs on the single I/O thread; no locks. The reader and writer coroutines
-// hold a shared_ptr to the connection, so it lives as long as either runs.
+// Everything here runs on the single I/O thread; no locks. The transport's coroutines and each
+// request's hold a shared_ptr to the connection, so it lives as long as any of them runs.
 #pragma once
 
 #include <chrono>
@@ -23,6 +26,7 @@
 
 #include "protocol/framing.hpp"
 #include "protocol/jsonrpc.hpp"
+#include "transport.hpp"
 
 namespace handoff::daemon {
 
@@ -52,26 +56,21 @@ struct call_outcome {
   bool ok() const noexcept { return how == kind::result; }
 };
 
-class connection : public std::enable_shared_from_this<connection> {
+class connection : public std::enable_shared_from_this<connection>, private frame_sink {
  public:
-  using socket_type = asio::local::stream_protocol::socket;
+  using socket_type = transport::socket_type;
 
   connection(socket_type socket, const config& cfg, message_sink& sink, std::uint64_t id);
   ~connection();
 
-  // Spawns the reader, writer and frame watchdog.
+  // Starts the transport: its reader, writer and frame watchdog.
   void start();
   // Closes at once: pending writes are dropped (their callbacks get false), calls end as closed.
   void close(std::string_view why);
   // Stops reading; closes once the outbox has drained (graceful shutdown).
   void close_after_drain();
 
-  // Sends one JSON text. `on_written(true)` once it was written, `(false)` if the connection
-  // closed first; either may run before send() returns. With the outbox empty the bytes are
-  // written at once with one non-blocking write, and only what the socket did not take is
-  // queued for the writer; otherwise they are queued behind the rest, so frames never
-  // interleave. Exceeding the outbox cap closes the connection (a client that does not read
-  // cannot grow our memory).
+  // Sends one JSON text (transport::send: written at once when the outbox is empty, bounded).
   void send(std::string payload, std::function<void(bool)> on_written = {});
   // Same, resuming when the bytes were written (true) or the connection closed (false).
   asio::awaitable<bool> send_and_wait(std::string payload);
@@ -81,9 +80,9 @@ class connection : public std::enable_shared_from_this<connection> {
                                      std::chrono::milliseconds timeout);
 
   std::uint64_t id() const noexcept { return id_; }
-  bool is_open() const noexcept { return open_; }
+  bool is_open() const noexcept { return transport_.is_open(); }
   // False once the client stopped sending (EOF) or the daemon stopped reading (shutdown).
-  bool is_reading() const noexcept { return open_ && !draining_; }
+  bool is_reading() const noexcept { return transport_.is_reading(); }
   // The parent this connection is the endpoint of, if it registered as one.
   const std::optional<std::string>& parent_id() const noexcept { return parent_id_; }
   void set_parent_id(std::string parent) { parent_id_ = std::move(parent); }
@@ -116,39 +115,26 @@ class connection : public std::enable_shared_from_this<connection> {
   void cancel(const nlohmann::json& request_id);
 
  private:
-  struct outgoing {
-    std::string bytes;
-    std::function<void(bool)> on_written;
-  };
   struct pending_call {
     asio::steady_timer timer;
     std::optional<call_outcome> outcome;
   };
 
-  asio::awaitable<void> read_loop();
-  asio::awaitable<void> write_loop();
-  asio::awaitable<void> watchdog();
-  void handle_frame(rpc::decoded_frame frame);
+  // frame_sink: what the transport hands up.
+  void on_frame(rpc::decoded_frame frame) override;
+  void on_stream_error(rpc::errc code, const std::string& message) override;
+  void on_input_closed() override;
+  void on_closed() override;
+  bool busy() const override;
+
   asio::awaitable<void> serve(rpc::message msg, std::string id_key);
   void handle_response(const rpc::message& msg);
   void finish_calls(call_outcome::kind how, std::string_view why);
-  void close_if_drained();
-  // Writes as much of `bytes` as the socket takes now without blocking; returns how much, or
-  // nullopt after closing the connection on a write error.
-  std::optional<std::size_t> write_now(std::string_view bytes);
 
-  socket_type socket_;
+  transport transport_;
   const config& cfg_;
   message_sink& sink_;
   std::uint64_t id_;
-  rpc::frame_decoder decoder_;
-  std::deque<outgoing> outbox_;
-  std::size_t outbox_bytes_ = 0;
-  asio::steady_timer wake_writer_;
-  asio::steady_timer watchdog_timer_;
-  std::chrono::steady_clock::time_point partial_since_{};
-  bool open_ = true;
-  bool draining_ = false;  // no more reading: close once replies in flight are written
   std::optional<std::string> parent_id_;
   std::int64_t next_call_id_ = 1;
   std::unordered_map<std::int64_t, pending_call*> calls_;

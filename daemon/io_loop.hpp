@@ -3,9 +3,9 @@
 //
 // Why: a request that arrives while the thread sleeps costs a wake-up, and on a virtual machine
 // whose other vCPU is idle that wake-up is most of a small request's round trip (30-40 µs of the
-// 50 µs a `daemon/status` took, where a blocking socket ping-pong takes 12 µs; see the README's
-// measured figures). Clients talk in bursts (a request, its answer, the next request a few
-// microseconds later), so a window of about 100 µs catches the next request of a burst on a
+// 50 µs a `daemon/status` took, where a blocking socket ping-pong takes 12 µs; see the
+// figures in docs/benchmarks.md). Clients talk in bursts (a request, its answer, the next request
+// a few microseconds later), so a window of about 100 µs catches the next request of a burst on a
 // thread that is still running.
 //
 // Cost: at most `spin` of CPU after each burst, nothing while idle. Each poll is one

@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "engine/posix_io.hpp"
+#include "engine/fs/posix_io.hpp"
 
 namespace handoff::daemon {
 

@@ -8,8 +8,8 @@
 #include <asio/thread_pool.hpp>
 
 #include "config.hpp"
-#include "engine/artifact_store.hpp"
-#include "engine/pending_queue.hpp"
+#include "engine/store/artifact_store.hpp"
+#include "engine/queue/pending_queue.hpp"
 
 namespace handoff::daemon {
 

@@ -14,7 +14,7 @@
 #include "config.hpp"
 #include "connection.hpp"
 #include "listener.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace handoff::daemon {
 

@@ -1,17 +1,11 @@
 #include "store_hygiene.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <stdexcept>
 
 #include "config.hpp"
-#include "engine/atomic_file.hpp"
-#include "engine/posix_io.hpp"
-#include "engine/private_dir.hpp"
-#include "engine/queue_disk.hpp"
-#include "engine/queue_files.hpp"
+#include "engine/fs/posix_io.hpp"
+#include "engine/fs/private_dir.hpp"
 
 namespace handoff::daemon {
 namespace {
@@ -20,33 +14,13 @@ using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// One of the queue's subdirectories, opened without following a symlink and without creating
-// it (the queue made it; if it is gone there is nothing in it to protect).
-unique_fd open_queue_area(const pending_queue& queue, const char* name) {
-  const auto path = queue.dir() / name;
-  return unique_fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-}
-
 // The sha256s the queue references now (see store_hygiene.hpp): what it holds, and what its
-// tombstones in done/ name.
+// tombstones name.
 sha256_set queue_references(const pending_queue& queue, std::int64_t delivered_since_unix_ms,
                             std::vector<std::string>& problems) {
   sha256_set refs;
   for (std::string& sha : queue.held_texts()) refs.insert(std::move(sha));
-  if (unique_fd done = open_queue_area(queue, "done")) {
-    for (const std::string& name : list_names(done.get())) {
-      if (name.starts_with(temp_prefix)) continue;
-      std::string why;
-      const auto bytes = read_queue_file(done.get(), name, "done/" + name, why);
-      if (!bytes) continue;  // expired meanwhile, or not a file of ours: nothing it points to
-      const auto t = decode_tombstone(*bytes, why);
-      if (!t) {
-        problems.push_back("queue tombstone done/" + name + " is unreadable (" + why + "); ignored");
-        continue;
-      }
-      if (t->done_unix_ms >= delivered_since_unix_ms) refs.insert(t->sha256);
-    }
-  }
+  for (std::string& sha : queue.delivered_texts(delivered_since_unix_ms, problems)) refs.insert(std::move(sha));
   return refs;
 }
 

@@ -1,4 +1,4 @@
-// One collection of the artifact store (engine/store_gc.hpp) with the references the daemon
+// One collection of the artifact store (engine/store/store_gc.hpp) with the references the daemon
 // knows of, and the queue's tombstone expiry: what `daemon/gc` and the periodic run do.
 //
 // An artifact is referenced, and kept whatever its age and the quota, when
@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/pending_queue.hpp"
-#include "engine/store_gc.hpp"
+#include "engine/queue/pending_queue.hpp"
+#include "engine/store/store_gc.hpp"
 #include "protocol/daemon_messages.hpp"
 
 namespace handoff::daemon {

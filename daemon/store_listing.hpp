@@ -24,7 +24,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "engine/posix_io.hpp"
+#include "engine/fs/posix_io.hpp"
 #include "protocol/daemon_messages.hpp"
 
 namespace handoff::daemon {

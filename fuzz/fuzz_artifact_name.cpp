@@ -6,7 +6,7 @@
 // <store>/<name>.txt and nowhere else (no traversal, no other directory); open() finds the one
 // artifact the store holds and nothing for any other name.
 // Paging: read_page() on a random text with a random offset/limit gives what Pi 1.6.0's read
-// gives (the reference below is tests/text_page_test.cpp's), refuses exactly offsets 0 and
+// gives (the reference below is tests/engine/text_page_test.cpp's), refuses exactly offsets 0 and
 // past the end, and a first line over 50 KiB comes back as its first 50 KiB, cut on a UTF-8
 // character boundary.
 //
@@ -30,9 +30,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/artifact_store.hpp"
-#include "engine/sha256.hpp"
-#include "engine/text_page.hpp"
+#include "engine/store/artifact_store.hpp"
+#include "engine/fs/sha256.hpp"
+#include "engine/text/text_page.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/messages.hpp"
 #include "utf8.hpp"

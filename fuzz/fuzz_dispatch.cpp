@@ -45,13 +45,13 @@
 
 #include "config.hpp"
 #include "connection.hpp"
-#include "engine/artifact_store.hpp"
-#include "engine/pending_queue.hpp"
+#include "engine/store/artifact_store.hpp"
+#include "engine/queue/pending_queue.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/json_parse.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/messages.hpp"
-#include "service.hpp"
+#include "service/service.hpp"
 
 namespace {
 

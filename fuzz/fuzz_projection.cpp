@@ -23,9 +23,9 @@
 #include <string>
 #include <string_view>
 
-#include "engine/projection.hpp"
-#include "engine/projection_notice.hpp"
-#include "engine/text_shape.hpp"
+#include "engine/text/projection.hpp"
+#include "engine/text/projection_notice.hpp"
+#include "engine/text/text_shape.hpp"
 #include "utf8.hpp"
 #include "projection_checks.hpp"
 

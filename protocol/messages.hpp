@@ -154,7 +154,7 @@ struct wait_params {
   // and usage, gets the rest of the same allocation. Empty: none.
   std::vector<std::string> batch_with = {};
   // reader: whose tools the footers' calls are for, "pi" (default) or "claude-code"
-  // (engine/reader_profile.hpp).
+  // (engine/text/reader_profile.hpp).
   std::string reader = "pi";
 };
 struct wait_result {

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every benchmark of issues 6 and 13, in a Release build, printed as markdown tables of medians and
 # ratios measured side by side in the same run (absolute times are not comparable between runs
-# on a shared machine; the ratios are what the README quotes).
+# on a shared machine; the ratios are what docs/benchmarks.md quotes).
 #
-#   scripts/bench.sh [STEP...]      STEP: projection, e2e, recovery, hook, autostart, soak
+#   scripts/bench.sh [STEP...]      STEP: projection, outline, e2e, recovery, hook, autostart, soak
 #                                   (default: projection e2e recovery)
 #
 #   projection  handoff's projection (bench/projection_bench.cpp, Google Benchmark) against a
@@ -20,6 +20,11 @@
 #               scripts/bench_e2e.sh recovery). 2.5 to 4.5 minutes on this project's 2-core
 #               machine at a load average of 8, nearly all of it making the 10,000 fsynced
 #               completions
+#   outline     the outline of the omitted middle (bench/outline_bench.cpp): of the headings of
+#               long markdown documents written by others (every .md over 16 KiB with 10 headings
+#               or more in the npm packages client/pi and its test peers pin), the share a parent
+#               can reach at 16 KiB / 600 lines (shown, or listed at its line) with and without
+#               the outline, what it costs the head and tail, and the projection's time
 #   hook        the Claude Code hook (`handoff hook claude-code`) started per call as Claude
 #               Code runs it, against a trivial C++ program reading stdin (a short answer: no
 #               daemon call; target 2x) and against process start + SHA-256 + one fsync'd write
@@ -82,6 +87,23 @@ step_projection() {
   echo "\`scripts/bench.sh projection\`, $repetitions repetitions, $(date -u +%Y-%m-%d)."
   echo
   python3 "$root/bench/projection_table.py" "$results/projection.json" "$results/pi_truncate.json"
+  echo
+}
+
+step_outline() {
+  build_targets handoff_bench_outline
+  local prefix
+  for prefix in "$root/client/pi" "$root/client/pi/test/peers"; do
+    [[ -d $prefix/node_modules ]] || npm ci --prefix "$prefix" --no-audit --no-fund --loglevel=error >/dev/null
+  done
+  echo "## The outline: headings a parent can reach"
+  echo
+  echo "\`scripts/bench.sh outline\`, $(date -u +%Y-%m-%d): the markdown documents of the pinned npm packages."
+  echo
+  find "$root/client/pi/node_modules" "$root/client/pi/test/peers/node_modules" -name '*.md' -size +16k | LC_ALL=C sort |
+    xargs "$build/bench/handoff_bench_outline" >"$results/outline.md"
+  # The per-document table stays in the results; the summaries are printed.
+  sed -n '/^documents: /,$p' "$results/outline.md"
   echo
 }
 

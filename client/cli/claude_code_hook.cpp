@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "cli/claude_code_transcript.hpp"
-#include "engine/batch.hpp"
-#include "engine/projection.hpp"
-#include "engine/reader_profile.hpp"
-#include "engine/projection_notice.hpp"
+#include "engine/text/batch.hpp"
+#include "engine/text/projection.hpp"
+#include "engine/text/reader_profile.hpp"
+#include "engine/text/projection_notice.hpp"
 #include "handoff/client.hpp"
 #include "protocol/default_paths.hpp"
 

@@ -36,9 +36,9 @@
 #include <string>
 #include <string_view>
 
-#include "engine/artifact_store.hpp"
-#include "engine/projection.hpp"
-#include "engine/sha256.hpp"
+#include "engine/store/artifact_store.hpp"
+#include "engine/text/projection.hpp"
+#include "engine/fs/sha256.hpp"
 #include "protocol/default_paths.hpp"
 
 namespace handoff::cli {

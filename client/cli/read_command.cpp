@@ -45,13 +45,13 @@
 #include <string>
 #include <string_view>
 
-#include "engine/mapped_file.hpp"
-#include "engine/markdown_headings.hpp"
-#include "engine/outline.hpp"
-#include "engine/projection_notice.hpp"
-#include "engine/sha256.hpp"
-#include "engine/text_page.hpp"
-#include "engine/text_shape.hpp"
+#include "engine/fs/mapped_file.hpp"
+#include "engine/fs/sha256.hpp"
+#include "engine/text/markdown_headings.hpp"
+#include "engine/text/outline.hpp"
+#include "engine/text/projection_notice.hpp"
+#include "engine/text/text_page.hpp"
+#include "engine/text/text_shape.hpp"
 #include "protocol/default_paths.hpp"
 #include "utf8.hpp"
 

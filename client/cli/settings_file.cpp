@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/atomic_file.hpp"
-#include "engine/posix_io.hpp"
+#include "engine/fs/atomic_file.hpp"
+#include "engine/fs/posix_io.hpp"
 
 namespace handoff::cli {
 namespace {

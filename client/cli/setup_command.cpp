@@ -11,7 +11,7 @@
 #include "cli/daemon_command.hpp"
 #include "cli/pi_settings.hpp"
 #include "cli/settings_file.hpp"
-#include "engine/projection_notice.hpp"
+#include "engine/text/projection_notice.hpp"
 #include "protocol/default_paths.hpp"
 
 namespace handoff::cli {

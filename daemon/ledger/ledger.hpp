@@ -1,11 +1,11 @@
 // The ledger: every parent the daemon knows, its children and where each child's result is in
 // its life. One class owns the lifecycle; no Asio, no JSON, no disk. The durable queue
-// (engine/pending_queue.hpp) keeps results across crashes; the ledger decides, and its
+// (engine/queue/pending_queue.hpp) keeps results across crashes; the ledger decides, and its
 // transitions say what the caller must then do on disk (consume these seqs, complete that
 // delivery). Owned by the I/O thread: not thread-safe.
 //
 // A child's life. These are the only transitions; any other call on a child in another state
-// changes nothing (each method says what it ignores), and tests/ledger_test.cpp covers both.
+// changes nothing (each method says what it ignores), and tests/ledger/ledger_test.cpp covers both.
 //
 //   from                     method                                     to
 //   (unknown)                start, progress                            running
@@ -54,7 +54,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/pending_queue.hpp"
+#include "engine/queue/pending_queue.hpp"
 
 namespace handoff::daemon {
 

@@ -29,7 +29,9 @@ function daemonServing(socket) {
 
 // A parent that calls Agent with `agents` (prompts), records each tool result, then makes the
 // footer's calls of the first cut result (when `follow`), then ends. Children answer by prompt.
-function parentScript({ agents, answers, follow = false, usage = {}, background = false }) {
+// With `jumpTo` (a heading's title), the parent instead reads that heading's line from the
+// outline of the omitted middle and makes the one Read its entry names.
+function parentScript({ agents, answers, follow = false, jumpTo, usage = {}, background = false }) {
   const seen = { agentResults: undefined, followResults: undefined, followCalls: [], artifact: undefined };
   let phase = 0;
   let round = 0;  // names each round of the parent's tool calls (ids must be unique)
@@ -66,6 +68,14 @@ function parentScript({ agents, answers, follow = false, usage = {}, background 
       seen.agentResults = [...results.values()];
       phase = 2;
       const cut = seen.agentResults.find((r) => r.text.includes('[Truncated: '));
+      if (jumpTo && cut) {
+        // Claude Code indents the report by two spaces, the outline's entries by two more.
+        const entry = cut.text.match(new RegExp(`\\n {4}(\\d+) #+ ${jumpTo}\\]?\\n`));
+        seen.artifact = footerCalls(cut.text).artifact;
+        if (!entry) return { text: 'done' };
+        seen.followCalls = [{ tool: 'Read', offset: Number(entry[1]), limit: 3 }];
+        return { usage, tools: toolCalls(seen.followCalls) };
+      }
       if (follow && cut) {
         const { calls, artifact } = footerCalls(cut.text);
         seen.artifact = artifact;
@@ -152,6 +162,30 @@ test('a foreground Agent answering 171 KB: at most 16 KiB with its first and las
     });
     const all = answer.split('\n');
     assert.deepEqual(got, all.slice(Number(omitted[1]) - 1, Number(omitted[2])));
+  });
+});
+
+test('a sectioned answer: the outline of the omitted middle names the line of its "Root cause" section, and one Read there returns it', async () => {
+  await withWorld(async (world) => {
+    await world.startDaemon();
+    world.setup();
+    const lines = ['# Audit of the parser'];
+    for (let section = 1; section <= 30; section++) {
+      lines.push('', section === 17 ? '## Root cause' : `## Section ${section}`, '');
+      for (let i = 0; i < 60; i++) lines.push(`finding ${section}.${i}: the tokenizer reads past the buffer end on input ${i}`);
+    }
+    lines.push('', 'VERDICT: ship it');
+    const answer = lines.join('\n');
+    const rootCause = lines.indexOf('## Root cause') + 1;
+    const { respond, seen } = parentScript({ agents: ['CHILD-SECTIONS audit the parser'], answers: { 'CHILD-SECTIONS': answer }, jumpTo: 'Root cause' });
+    await runClaude(world, respond);
+    const result = seen.agentResults[0].text;
+    assert.ok(bytes(result) <= 16 * KiB, `the parent's tool result is ${bytes(result)} bytes`);
+    assert.match(result, /\[Omitted sections, at their lines of the full text \(Read offset=LINE\):/);
+    assert.match(result, /VERDICT: ship it/);
+    assert.deepEqual(seen.followCalls, [{ tool: 'Read', offset: rootCause, limit: 3 }], 'the outline names the section\'s line');
+    assert.equal(seen.followResults?.[0]?.isError, false);
+    assert.deepEqual(readLines(seen.followResults[0].text, rootCause, 3), ['## Root cause', '', 'finding 17.0: the tokenizer reads past the buffer end on input 0']);
   });
 });
 

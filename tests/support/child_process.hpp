@@ -2,12 +2,14 @@
 // at fd 3 (the socket-activation slot); its output goes to a log file. Killed at scope exit.
 #pragma once
 
+// The POSIX and standard headers this file has always brought its users.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +20,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "support/process.hpp"
 
 namespace handoff::test {
 
@@ -32,88 +36,35 @@ class child_process {
     bool env_pid_as_listen_pid = false;                    // LISTEN_PID=<the child's own pid>
   };
 
-  explicit child_process(spec s) : log_(s.log) {
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("fork failed");
-    if (pid == 0) exec_child(s);  // never returns
-    pid_ = pid;
-  }
-  ~child_process() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  child_process(const child_process&) = delete;
-  child_process& operator=(const child_process&) = delete;
+  explicit child_process(spec s) : log_(s.log), process_(launch(std::move(s))) {}
 
-  pid_t pid() const noexcept { return pid_; }
+  pid_t pid() const noexcept { return process_.pid(); }
 
   // Sends `signo` and waits; returns the exit status, or -signal when killed by one.
   int stop(int signo = SIGTERM) {
-    ::kill(pid_, signo);
+    process_.signal(signo);
     return wait();
   }
   // Waits for the exit (at most `timeout`, then kills); returns as stop() does.
-  int wait(std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-    int status = 0;
-    const auto until = std::chrono::steady_clock::now() + timeout;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > until) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-  }
+  int wait(std::chrono::milliseconds timeout = std::chrono::seconds(20)) { return process_.wait(timeout); }
   // True when it has already exited (it is then reaped; exit_status() says how).
-  bool exited() {
-    if (pid_ <= 0) return true;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
-    exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-    pid_ = -1;
-    return true;
-  }
-  int exit_status() const noexcept { return exit_status_; }
+  bool exited() { return !process_.running(); }
+  int exit_status() const noexcept { return process_.status(); }
 
-  std::string log() const {
-    std::ifstream in(log_);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  std::string log() const { return read_log(log_); }
 
  private:
-  [[noreturn]] static void exec_child(spec& s) {
-    const int log_fd = ::open(s.log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (log_fd >= 0) {
-      ::dup2(log_fd, 1);
-      ::dup2(log_fd, 2);
-    }
-    if (s.fd3 >= 0) {
-      if (s.fd3 == 3) {
-        ::fcntl(3, F_SETFD, 0);  // keep it across exec
-      } else {
-        ::dup2(s.fd3, 3);
-      }
-    }
-    for (const auto& name : s.unset_env) ::unsetenv(name.c_str());
-    for (const auto& [name, value] : s.env) ::setenv(name.c_str(), value.c_str(), 1);
-    if (s.env_pid_as_listen_pid) ::setenv("LISTEN_PID", std::to_string(::getpid()).c_str(), 1);
-    std::vector<char*> argv;
-    for (auto& a : s.argv) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
+  static process_spec launch(spec s) {
+    process_spec p = logged(std::move(s.argv), s.log);
+    p.fd3 = s.fd3;
+    p.listen_pid = s.env_pid_as_listen_pid;
+    p.env = std::move(s.unset_env);
+    for (auto& [name, value] : s.env) p.env.push_back(name + "=" + value);
+    return p;
   }
 
   std::filesystem::path log_;
-  pid_t pid_ = -1;
-  int exit_status_ = -1;
+  process process_;
 };
 
 }  // namespace handoff::test

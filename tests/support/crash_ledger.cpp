@@ -4,7 +4,7 @@
 #include <array>
 #include <string_view>
 
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 
 namespace handoff::test {
 namespace {

@@ -1,4 +1,4 @@
-// The bookkeeping of the crash-loop test (tests/daemon_crash_loop_test.cpp): every completion the
+// The bookkeeping of the crash-loop test (tests/daemon/daemon_crash_loop_test.cpp): every completion the
 // producers sent and whether handoffd acknowledged it, every result the parents received and
 // whether they acknowledged it. It checks docs/design.md §8 as events arrive and says at the
 // end what is still owed:

@@ -3,10 +3,12 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
 
+#include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace handoff::test {
@@ -26,8 +28,8 @@ class daemon_process {
   void start();                      // (re)starts on the same directories
   void kill_hard();                  // SIGKILL, reaped
   int stop();                        // SIGTERM; returns the exit status (or -signal)
-  bool running() const noexcept { return pid_ > 0; }
-  pid_t pid() const noexcept { return pid_; }  // the running daemon's, or -1
+  bool running() const noexcept { return pid() > 0; }
+  pid_t pid() const noexcept { return process_ ? process_->pid() : -1; }  // the running daemon's, or -1
 
   const std::filesystem::path& socket() const noexcept { return socket_; }
   const std::filesystem::path& artifact_dir() const noexcept { return artifacts_; }
@@ -39,7 +41,7 @@ class daemon_process {
   temp_dir dir_;
   std::filesystem::path socket_, artifacts_, queue_, log_;
   std::vector<std::string> extra_;
-  pid_t pid_ = -1;
+  std::optional<process> process_;
   std::chrono::milliseconds start_timeout_{5000};
 };
 

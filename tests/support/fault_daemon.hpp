@@ -1,7 +1,7 @@
 // Support for the storage-fault and hostile-neighbour tests: a handoffd on directories the test
 // chooses (a tmpfs, a directory it will swap), a strace that injects an errno into the
 // daemon's system calls on one directory, and the daemon's resident memory.
-// Header-only; needs HANDOFFD_PATH, which every test executable defines.
+// Header-only; needs HANDOFFD_PATH, which the process-level test executables define.
 #pragma once
 
 #include <sys/mount.h>
@@ -25,29 +25,10 @@
 #include <vector>
 
 #include "support/child_process.hpp"
+#include "support/fs_fixtures.hpp"
+#include "support/socket_probe.hpp"
 
 namespace handoff::test {
-
-// A case that cannot make its fault here (no root for tmpfs, no usable strace) says why and
-// passes, unless HANDOFF_REQUIRE_FAULT_INJECTION is set (.ci/run sets it): then it fails, so CI
-// never reports green for a fault it did not inject.
-inline void cannot_inject(const std::string& why) {
-  if (const char* required = std::getenv("HANDOFF_REQUIRE_FAULT_INJECTION"); required && *required)
-    FAIL("HANDOFF_REQUIRE_FAULT_INJECTION is set, but " << why);
-  MESSAGE("skipped: " << why);
-}
-
-// True when a Unix stream socket at `path` accepts a connection.
-inline bool unix_socket_accepts(const std::filesystem::path& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
 
 // Polls `done` every 10 ms until it holds or `timeout` passes; returns its last value.
 template <class Predicate>
@@ -84,7 +65,7 @@ class handoffd_at {
     s.log = log_path();
     process_.emplace(std::move(s));
     // Generous: two cores shared with other builds, and a strace may be slowing it down.
-    const bool up = eventually([&] { return unix_socket_accepts(socket()) || process_->exited(); },
+    const bool up = eventually([&] { return socket_accepts(socket()) || process_->exited(); },
                                std::chrono::seconds(30));
     if (!up || process_->pid() < 0) {
       process_.reset();
@@ -185,14 +166,6 @@ inline long vm_rss_kib(pid_t pid) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
   }
   return -1;
-}
-
-// Remounts the tmpfs at `at` with new options ("size=4m", "ro", "rw"); true on success.
-inline bool remount_tmpfs(const std::filesystem::path& at, const std::string& options,
-                          bool read_only = false) {
-  unsigned long flags = MS_REMOUNT;
-  if (read_only) flags |= MS_RDONLY;
-  return ::mount(nullptr, at.c_str(), nullptr, flags, options.c_str()) == 0;
 }
 
 }  // namespace handoff::test

@@ -1,4 +1,5 @@
-// Umasks, mounts and file peeking for the store and queue tests (temp dirs: temp_dir.hpp).
+// Umasks, mounts and file peeking for the store and queue tests (temp dirs: temp_dir.hpp), and
+// how a case that cannot make its fault here says so (cannot_inject).
 // Everything is undone at scope exit, so a failing check leaves no mount behind.
 #pragma once
 
@@ -17,9 +18,20 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "support/temp_dir.hpp"
 
 namespace handoff::test {
+
+// A case that cannot make its fault here (no root for tmpfs, no usable strace) says why and
+// passes, unless HANDOFF_REQUIRE_FAULT_INJECTION is set (.ci/run sets it): then it fails, so CI
+// never reports green for a fault it did not inject.
+inline void cannot_inject(const std::string& why) {
+  if (const char* required = std::getenv("HANDOFF_REQUIRE_FAULT_INJECTION"); required && *required)
+    FAIL("HANDOFF_REQUIRE_FAULT_INJECTION is set, but " << why);
+  MESSAGE("skipped: " << why);
+}
 
 // Sets the process umask for the scope.
 class umask_guard {
@@ -98,5 +110,13 @@ inline struct stat lstat_of(const std::filesystem::path& p) {
 }
 
 inline mode_t mode_of(const std::filesystem::path& p) { return lstat_of(p).st_mode & 07777; }
+
+// Remounts the tmpfs at `at` with new options ("size=4m", "ro", "rw"); true on success.
+inline bool remount_tmpfs(const std::filesystem::path& at, const std::string& options,
+                          bool read_only = false) {
+  unsigned long flags = MS_REMOUNT;
+  if (read_only) flags |= MS_RDONLY;
+  return ::mount(nullptr, at.c_str(), nullptr, flags, options.c_str()) == 0;
+}
 
 }  // namespace handoff::test

@@ -15,9 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/pending_queue.hpp"
-#include "engine/sha256.hpp"
-#include "support/fault_daemon.hpp"
+#include "engine/queue/pending_queue.hpp"
+#include "engine/fs/sha256.hpp"
 #include "support/fs_fixtures.hpp"
 
 namespace handoff::test {

@@ -10,7 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "engine/sha256.hpp"
+#include "engine/fs/sha256.hpp"
 
 namespace handoff::test {
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The systemd user units: `systemd-analyze verify` finds nothing to say about either (run on
 # the build-tree copies, whose ExecStart= is the handoffd just built), and `systemd-analyze
-# security --offline=true` rates the service's exposure at most $2 (README.md records it).
+# security --offline=true` rates the service's exposure at most $2 (docs/configuration.md records it).
 # usage: units_test.sh BUILD_UNIT_DIR MAX_EXPOSURE
 set -euo pipefail
 units="$1"

@@ -1,0 +1,225 @@
+#include "service.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <asio/steady_timer.hpp>
+#include <spdlog/spdlog.h>
+
+#include "engine/fs/sha256.hpp"
+#include "engine/text/text_page.hpp"
+#include "offload.hpp"
+#include "ledger/preview.hpp"
+#include "store_hygiene.hpp"
+#include "version.hpp"
+
+namespace handoff::daemon {
+
+using nlohmann::json;
+using rpc::errc;
+using rpc::rpc_error;
+
+template <class Params, class Json, class Handler>
+void service::bind(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h) {
+  methods_[std::move(name)].later = [this, decode, h](std::shared_ptr<connection> conn, json& params,
+                                                        const json&) -> asio::awaitable<reply> {
+    // Decoded into a named local first: g++ 12 mishandles a prvalue argument inside co_await.
+    // Before the first suspension, while `params` (the request's, in on_message) is there.
+    Params typed = decode(std::move(params), cfg_.wire);
+    co_return co_await (this->*h)(std::move(conn), std::move(typed));
+  };
+}
+
+template <class Params, class Json, class Handler>
+void service::bind_cancellable(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h) {
+  methods_[std::move(name)].later = [this, decode, h](std::shared_ptr<connection> conn, json& params,
+                                                        const json& id) -> asio::awaitable<reply> {
+    Params typed = decode(std::move(params), cfg_.wire);
+    json request_id = id;  // copied before the first suspension, like the params
+    co_return co_await (this->*h)(std::move(conn), std::move(typed), std::move(request_id));
+  };
+}
+
+template <class Params, class Handler>
+void service::bind_now(std::string name, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
+  methods_[std::move(name)].now = [this, decode, h](const std::shared_ptr<connection>& conn,
+                                                      const json& params) -> std::optional<reply> {
+    return (this->*h)(conn, decode(params, cfg_.wire));
+  };
+}
+
+service::service(const config& cfg, asio::io_context& io, asio::thread_pool& pool, artifact_store& store,
+                 pending_queue& queue)
+    : cfg_(cfg),
+      io_(io),
+      pool_(pool),
+      store_(store),
+      queue_(queue),
+      ledger_(std::chrono::milliseconds(cfg.forget_after_ms)),
+      connections_(io.get_executor()),
+      queue_changes_(io.get_executor()),
+      puts_(io.get_executor()),
+      forget_timer_(io),
+      batches_(cfg, pool, queue, store),
+      deliveries_(cfg, io, pool, queue, ledger_, batches_, queue_changes_,
+                  [this](const std::string& parent_id) { return endpoint_of(parent_id); }) {
+  store_listing_.watch(store_.dir());
+  // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11). `bind_now`:
+  // answered on the I/O thread as the frame is read, and written at once when the outbox is
+  // empty (dispatch.cpp); `bind`: a coroutine that may wait for the disk, the pool or events.
+  bind_now("initialize", &rpc::decode_initialize, &service::initialize);
+  bind_now("subagent/started", &rpc::decode_started, &service::started);
+  bind_now("subagent/progress", &rpc::decode_progress, &service::progress);
+  bind("subagent/completed", &rpc::take_completed, &service::completed);
+  bind("subagent/check", &rpc::decode_check, &service::check);
+  bind_cancellable("subagent/wait", &rpc::decode_wait, &service::wait);
+  bind("subagent/cancel", &rpc::decode_cancel, &service::cancel);
+  bind_now("parent/state", &rpc::decode_parent_state, &service::parent_state);
+  bind_now("$/cancelRequest", &rpc::decode_cancel_request, &service::cancel_request);
+  bind("artifact/read", &rpc::decode_artifact_read, &service::artifact_read);
+  bind_now("daemon/status", &rpc::decode_status, &service::status_now);  // when nothing to wait for
+  bind("daemon/status", &rpc::decode_status, &service::status);
+  bind("daemon/gc", &rpc::decode_gc, &service::gc);
+}
+
+void service::on_closed(const std::shared_ptr<connection>& conn) {
+  connections_.done();
+  ledger_.detach(conn.get());  // wakes the waits: the one of this connection ends
+}
+
+void service::on_input_closed(const std::shared_ptr<connection>&) {
+  // Nothing to do: a half-closed client (`socat`, `nc -U`) still gets every reply, waits
+  // included; the connection closes once they are written.
+}
+
+std::shared_ptr<connection> service::endpoint_of(const std::string& parent_id) const {
+  const parent* p = ledger_.find(parent_id);
+  if (p == nullptr) return nullptr;
+  auto endpoint = std::static_pointer_cast<connection>(p->endpoint.lock());
+  return endpoint && endpoint->is_open() ? endpoint : nullptr;
+}
+
+reply service::initialize(const std::shared_ptr<connection>& conn, rpc::initialize_params p) {
+  if (p.protocol_version != rpc::protocol_version)
+    throw rpc_error(errc::invalid_params, "protocolVersion: this daemon speaks \"" +
+                                              std::string(rpc::protocol_version) + "\", not \"" +
+                                              p.protocol_version + "\"");
+  rpc::initialize_result result;
+  result.protocol_version = rpc::protocol_version;
+  result.server_version = handoff_version;
+  result.artifact_dir = store_.dir().string();
+  result.limits = rpc::encode(limits_of(cfg_));
+  reply r;
+  if (p.parent_id) {
+    ledger_.attach(*p.parent_id, conn);
+    conn->set_parent_id(*p.parent_id);
+    result.parent_id = p.parent_id;
+    spdlog::info("connection {}: parent endpoint for '{}' ({})", conn->id(), *p.parent_id, p.client_name);
+    // Once the client has our answer, resend what it never acknowledged, then flush if idle.
+    const std::string parent_id = *p.parent_id;
+    r.on_written = [this, parent_id](bool written) {
+      if (written) deliveries_.schedule(parent_id, true);
+    };
+  }
+  r.result = rpc::encode(result);
+  return r;
+}
+
+reply service::started(const std::shared_ptr<connection>&, rpc::started_params p) {
+  const child_state state = ledger_.start(p.parent_id, p.child_id, p.title);
+  return reply{rpc::encode(rpc::started_result{std::string(to_string(state))}), {}};
+}
+
+reply service::progress(const std::shared_ptr<connection>&, rpc::progress_params p) {
+  ledger_.progress(p.parent_id, p.child_id, p.text);
+  return reply{};
+}
+
+asio::awaitable<reply> service::check(std::shared_ptr<connection>, rpc::check_params p) {
+  rpc::check_result result;
+  std::optional<held_result> held;
+  std::string progress;
+  const child* c = ledger_.find_child(p.parent_id, p.child_id);
+  const bool forgotten = c == nullptr && co_await delivered_before(p.parent_id, p.child_id);
+  c = ledger_.find_child(p.parent_id, p.child_id);  // again: the ledger may have changed meanwhile
+  if (c != nullptr) {
+    result.child_id = c->id;
+    result.title = c->title;
+    result.state = std::string(to_string(c->state));
+    if (c->final_status) {
+      result.status = std::string(to_string(*c->final_status));
+      result.bytes = c->final_bytes;
+      result.lines = c->final_lines;
+    }
+    if (c->held) result.error = c->held->info.error;
+    held = c->held;
+    progress = c->progress;
+  } else if (forgotten) {
+    result.child_id = p.child_id;
+    result.state = "forgotten";  // delivered, then forgotten after --forget-after-ms
+  } else if (ledger_.find(p.parent_id) == nullptr) {
+    throw rpc_error(errc::unknown_parent, "unknown parent '" + p.parent_id + "'");
+  } else {
+    throw rpc_error(errc::unknown_child, "unknown child '" + p.child_id + "' of parent '" + p.parent_id + "'");
+  }
+  preview pv;
+  if (held) {
+    auto read_tail = [this, &held] { return make_preview(queue_.open_text(*held).view()); };
+    pv = co_await offload(pool_, read_tail);
+  } else {
+    pv = make_preview(progress);
+  }
+  result.preview = std::move(pv.text);
+  result.preview_truncated = pv.truncated;
+  co_return reply{rpc::encode(result), {}};
+}
+
+asio::awaitable<reply> service::cancel(std::shared_ptr<connection>, rpc::cancel_params p) {
+  if (ledger_.find(p.parent_id) == nullptr) throw rpc_error(errc::unknown_parent, "unknown parent '" + p.parent_id + "'");
+  const ledger::cancel_outcome out = ledger_.cancel(p.parent_id, p.child_ids);
+  auto consume = [this, &out] {
+    for (const auto& problem : queue_.consume(out.consume))
+      spdlog::warn("cancelled results not removed from the queue: {}", problem);
+  };
+  if (!out.consume.empty()) co_await offload(pool_, consume);
+  co_return reply{rpc::encode(rpc::cancel_result{out.cancelled, out.consume.size()}), {}};
+}
+
+reply service::parent_state(const std::shared_ptr<connection>&, rpc::parent_state_params p) {
+  if (ledger_.set_idle(p.parent_id, p.state == "idle")) deliveries_.schedule(p.parent_id);
+  return reply{};
+}
+
+reply service::cancel_request(const std::shared_ptr<connection>& conn, rpc::cancel_request_params p) {
+  conn->cancel(p.id);  // a wait still asleep answers -32800; anything else goes on as it was
+  return reply{};
+}
+
+asio::awaitable<reply> service::artifact_read(std::shared_ptr<connection>, rpc::artifact_read_params params) {
+  const rpc::artifact_read_params p = std::move(params);
+  auto read = [this, &p]() -> std::optional<rpc::artifact_read_result> {
+    auto file = store_.open(p.sha256);
+    if (!file) return std::nullopt;
+    page_request request{p.offset, p.limit};
+    text_page page;
+    try {
+      page = read_page(file->view(), request);
+    } catch (const std::out_of_range& e) {
+      throw rpc_error(errc::invalid_params, std::string("offset: ") + e.what());
+    }
+    rpc::artifact_read_result r;
+    r.path = store_.path_of(p.sha256).string();
+    r.text = std::move(page.text);
+    r.first_line = page.first_line;
+    r.last_line = page.last_line;
+    r.total_lines = page.total_lines;
+    r.cut = page.cut;
+    r.next_offset = page.next_offset;
+    return r;
+  };
+  auto result = co_await offload(pool_, read);
+  if (!result) throw rpc_error(errc::not_found, "no artifact " + p.sha256 + " in " + store_.dir().string());
+  co_return reply{rpc::encode(*result), {}};
+}
+
+}  // namespace handoff::daemon

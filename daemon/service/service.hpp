@@ -1,0 +1,164 @@
+// The method table and its handlers: typed params in, typed results out. Joins the protocol
+// (decoders/encoders) with the engine (queue, store, batch) and the ledger, which owns every
+// parent's and child's lifecycle (ledger.hpp); handlers ask the ledger for a transition and do
+// the disk work it calls for on the worker pool.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <asio/awaitable.hpp>
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/thread_pool.hpp>
+#include <nlohmann/json.hpp>
+
+#include "auto_delivery.hpp"
+#include "batch_builder.hpp"
+#include "config.hpp"
+#include "connection.hpp"
+#include "engine/store/artifact_store.hpp"
+#include "engine/text/batch.hpp"
+#include "engine/queue/pending_queue.hpp"
+#include "in_flight.hpp"
+#include "ledger/ledger.hpp"
+#include "protocol/daemon_messages.hpp"
+#include "protocol/messages.hpp"
+#include "store_listing.hpp"
+#include "to_wire.hpp"
+
+namespace handoff::daemon {
+
+// A handler's answer: the result, and what to do once it was written (or failed to be).
+struct reply {
+  nlohmann::json result;
+  std::function<void(bool written)> on_written;
+};
+
+class service final : public message_sink {
+ public:
+  service(const config& cfg, asio::io_context& io, asio::thread_pool& pool, artifact_store& store,
+          pending_queue& queue);
+
+  // Loads what the queue held at start into the ledger (recover.cpp). Returns problems found
+  // (logged).
+  std::vector<std::string> recover();
+  // Starts the forgetting sweep on the I/O context (forgetting.cpp); shutdown() stops it. Kept
+  // apart from recover() so a harness that runs the context until it is idle can leave it out.
+  void start_forgetting();
+  // Starts refusing new work, ends waits in progress with `shutting_down`, stops forgetting
+  // (shutdown.cpp).
+  void shutdown();
+
+  bool answer_now(const std::shared_ptr<connection>& conn, const rpc::message& msg) override;
+  asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) override;
+  void on_closed(const std::shared_ptr<connection>& conn) override;
+  void on_input_closed(const std::shared_ptr<connection>& conn) override;
+
+  void connection_opened() noexcept { connections_.add(); }
+  // Open connections and running auto-deliveries: shutdown waits for both to reach zero.
+  in_flight& connections() noexcept { return connections_; }
+  in_flight& flushes() noexcept { return deliveries_.running(); }
+  // False while completions are being written: their answers come from the daemon's own
+  // threads, which the I/O thread's polling (io_loop.hpp) would take CPU from.
+  bool worth_polling() const noexcept { return puts_.count() == 0; }
+
+ private:
+  // The params are the request's own: a decoder may move a member out (finalText, megabytes).
+  // The id is the request's (null for a notification), for handlers a client may cancel.
+  using handler =
+      std::function<asio::awaitable<reply>(std::shared_ptr<connection>, nlohmann::json&, const nlohmann::json&)>;
+  // Runs on the I/O thread and returns at once; nullopt when it cannot answer without waiting
+  // (the method's awaitable handler then does).
+  using instant_handler =
+      std::function<std::optional<reply>(const std::shared_ptr<connection>&, const nlohmann::json&)>;
+  // One entry of the method table: at least one of the two is set; `now` is tried first.
+  struct method {
+    instant_handler now;  // needs neither the disk nor the pool
+    handler later;        // a coroutine of its own
+  };
+  // Binds a method name to a decoder and a member handler taking typed params: `bind` an
+  // awaitable one, `bind_now` one that answers at once (returning reply or optional<reply>).
+  // `bind`'s decoder takes the params as const json& or json&&.
+  template <class Params, class Json, class Handler>
+  void bind(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h);
+  template <class Params, class Handler>
+  void bind_now(std::string name, Params (*decode)(const nlohmann::json&, const rpc::wire_limits&),
+                Handler h);
+  // `bind` for a handler that also takes the request's id ($/cancelRequest names it).
+  template <class Params, class Json, class Handler>
+  void bind_cancellable(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h);
+
+  // Dispatch (service.cpp): the method `msg` names, or nullptr once the error was answered
+  // (unknown method, shutting down); and the one place a request's outcome becomes its reply.
+  const method* route(connection& conn, const rpc::message& msg) const;
+  void answer(connection& conn, const rpc::message& msg, reply r) const;
+  void answer_error(connection& conn, const rpc::message& msg, rpc::errc code, const std::string& text,
+                    const nlohmann::json& data = nullptr) const;
+  void answer_failure(connection& conn, const rpc::message& msg, std::exception_ptr failure) const;
+
+  reply initialize(const std::shared_ptr<connection>& conn, rpc::initialize_params p);
+  reply started(const std::shared_ptr<connection>& conn, rpc::started_params p);
+  reply progress(const std::shared_ptr<connection>& conn, rpc::progress_params p);
+  asio::awaitable<reply> completed(std::shared_ptr<connection> conn, rpc::completed_params p);  // completed.cpp
+  asio::awaitable<reply> check(std::shared_ptr<connection> conn, rpc::check_params p);
+  asio::awaitable<reply> wait(std::shared_ptr<connection> conn, rpc::wait_params p, nlohmann::json request_id);             // wait.cpp
+  asio::awaitable<reply> cancel(std::shared_ptr<connection> conn, rpc::cancel_params p);
+  reply parent_state(const std::shared_ptr<connection>& conn, rpc::parent_state_params p);
+  reply cancel_request(const std::shared_ptr<connection>& conn, rpc::cancel_request_params p);
+  asio::awaitable<reply> artifact_read(std::shared_ptr<connection> conn, rpc::artifact_read_params p);
+  // daemon/status (status_method.cpp): at once while no queue removal runs and the store
+  // listing is current, else after waiting for both.
+  std::optional<reply> status_now(const std::shared_ptr<connection>& conn, rpc::status_params p);
+  asio::awaitable<reply> status(std::shared_ptr<connection> conn, rpc::status_params p);
+  rpc::status_result status_with(rpc::store_status store) const;
+  asio::awaitable<reply> gc(std::shared_ptr<connection> conn, rpc::gc_params p);                // gc_method.cpp
+
+  // subagent/wait's steps (wait.cpp).
+  asio::awaitable<void> require_known(const std::string& parent_id, const std::vector<std::string>& child_ids);
+  asio::awaitable<bool> sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p,
+                                            const std::vector<std::string>& siblings,
+                                            const nlohmann::json& request_id);
+  void on_wait_written(reservation& taken, bool written);
+  std::vector<held_result> companions_of(const std::string& parent_id, const std::vector<std::string>& siblings) const;
+
+  // Removes results from the queue on the pool, counted in queue_changes_ (daemon/status waits
+  // for them), logging what the disk refused. Fire and forget.
+  void consume_in_background(std::vector<std::uint64_t> seqs);
+  // Whether the queue remembers delivering `child_id` of `parent_id` (its tombstone): a child the
+  // ledger forgot.
+  asio::awaitable<bool> delivered_before(const std::string& parent_id, const std::string& child_id);
+
+  // Forgetting (forgetting.cpp): a sweep every min(grace / 4, 60 s), at least every 10 ms.
+  asio::awaitable<void> forget_loop();
+
+  // The parent's endpoint connection, if it is open.
+  std::shared_ptr<connection> endpoint_of(const std::string& parent_id) const;
+
+  const config& cfg_;
+  asio::io_context& io_;
+  asio::thread_pool& pool_;
+  artifact_store& store_;
+  pending_queue& queue_;
+  ledger ledger_;
+  std::map<std::string, method, std::less<>> methods_;
+  std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
+  in_flight connections_;
+  in_flight queue_changes_;  // removals running on the pool that no reply awaited
+  in_flight puts_;           // completions on their way to the queue's disk (completed.cpp)
+  store_listing store_listing_;  // daemon/status's last listing of the store, while unchanged
+  asio::steady_timer forget_timer_;
+  batch_builder batches_;       // subagent/wait's and auto-delivery's batches
+  auto_delivery deliveries_;    // auto-delivery (auto_delivery.hpp)
+  bool stopping_ = false;
+};
+
+}  // namespace handoff::daemon

@@ -1,0 +1,162 @@
+// subagent/wait: block until every listed child has completed (or the timeout), then return
+// their results as one projected batch under the wait caps. The results are consumed only
+// once the reply was written to the client; until then the wait's reservation holds them, and
+// dropping it (a failed build, a reply never written) gives them back.
+#include <algorithm>
+
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/this_coro.hpp>
+
+#include "parent_calls.hpp"
+#include "service.hpp"
+
+namespace handoff::daemon {
+
+using nlohmann::json;
+using rpc::errc;
+using rpc::rpc_error;
+
+namespace {
+
+constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
+
+std::optional<context_usage> from_wire(const std::optional<rpc::usage_dto>& u) {
+  if (!u) return std::nullopt;
+  return context_usage{u->tokens, u->context_window, u->percent};
+}
+
+// batchWith without the wait's own children: the siblings whose results share its budget.
+std::vector<std::string> siblings_of(const rpc::wait_params& p) {
+  std::vector<std::string> out;
+  for (const auto& id : p.batch_with)
+    if (std::find(p.child_ids.begin(), p.child_ids.end(), id) == p.child_ids.end()) out.push_back(id);
+  return out;
+}
+
+std::string quoted_list(const std::vector<std::string>& ids) {
+  std::string list;
+  for (const auto& id : ids) list += (list.empty() ? "'" : ", '") + id + "'";
+  return list;
+}
+
+}  // namespace
+
+asio::awaitable<void> service::require_known(const std::string& parent_id, const std::vector<std::string>& child_ids) {
+  // Ids the ledger does not know are either forgotten (the queue's tombstone remembers their
+  // delivery) or were never known: those are an error.
+  std::vector<std::string> unknown;
+  for (const auto& id : child_ids) {
+    if (ledger_.find_child(parent_id, id) != nullptr) continue;
+    const bool forgotten = co_await delivered_before(parent_id, id);
+    if (!forgotten) unknown.push_back(id);
+  }
+  if (unknown.empty()) co_return;
+  if (ledger_.find(parent_id) == nullptr) throw rpc_error(errc::unknown_parent, "unknown parent '" + parent_id + "'");
+  throw rpc_error(errc::unknown_child, "unknown child " + quoted_list(unknown) + " of parent '" + parent_id + "'",
+                  nlohmann::json{{"childIds", unknown}});
+}
+
+asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p,
+                                                   const std::vector<std::string>& siblings, const json& request_id) {
+  // Sleep until the children settle, the deadline passes, the client leaves or cancels, or we
+  // stop. A cancelled wait has taken nothing: its results stay pending (auto-delivery).
+  auto executor = co_await asio::this_coro::executor;
+  asio::steady_timer timer(executor);
+  const auto deadline = p.timeout_ms ? std::chrono::steady_clock::now() + std::chrono::milliseconds(*p.timeout_ms)
+                                     : std::chrono::steady_clock::time_point::max();
+  std::vector<std::string> watched = p.child_ids;
+  watched.insert(watched.end(), siblings.begin(), siblings.end());
+  const watch self = ledger_.watch_children(p.parent_id, watched, [&timer] { timer.cancel(); });
+  bool cancelled = false;
+  const auto cancellable = conn->on_cancel(request_id, [&] {
+    cancelled = true;
+    timer.cancel();
+  });
+  for (;;) {
+    if (cancelled)
+      throw rpc_error(errc::request_cancelled, "subagent/wait was cancelled by the client; nothing was taken, "
+                                               "its results stay pending");
+    if (stopping_ || !conn->is_open()) co_return false;
+    if (ledger_.settled(p.parent_id, p.child_ids) && !ledger_.any_running(p.parent_id, siblings)) co_return false;
+    if (std::chrono::steady_clock::now() >= deadline) co_return true;
+    timer.expires_at(deadline);
+    co_await timer.async_wait(as_tuple);
+  }
+}
+
+asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait_params params, json request_id_param) {
+  const rpc::wait_params p = std::move(params);
+  const json request_id = std::move(request_id_param);
+  const std::vector<std::string> siblings = siblings_of(p);
+  co_await require_known(p.parent_id, p.child_ids);
+  co_await require_known(p.parent_id, siblings);
+  const bool timed_out = co_await sleep_until_settled(conn, p, siblings, request_id);
+  if (stopping_) throw rpc_error(errc::shutting_down, "handoffd is shutting down; the results stay queued");
+  if (!conn->is_open()) co_return reply{};  // nobody to answer; results stay pending
+
+  // Take the completed ones (completion order); the others are where the ledger says.
+  reservation taken = ledger_.reserve(p.parent_id, p.child_ids);
+  wait_outcome where = ledger_.outcome_of(p.parent_id, p.child_ids, taken);
+  rpc::wait_result result;
+  result.timed_out = timed_out;
+  result.pending = std::move(where.pending);
+  result.already_delivered = std::move(where.already_delivered);
+  result.cancelled = std::move(where.cancelled);
+  result.forgotten = std::move(where.forgotten);
+
+  batch_options options = batches_.options_for(cfg_.wait_caps);
+  options.profile = find_reader_profile(p.reader);  // the decoder admits known names only
+  options.usage = from_wire(p.usage);
+  if (!options.usage && !taken.empty())
+    if (auto endpoint = endpoint_of(p.parent_id); endpoint && endpoint != conn)
+      options.usage = co_await ask_usage(endpoint, p.parent_id, std::chrono::milliseconds(cfg_.usage_timeout_ms));
+  const std::vector<held_result> held = taken.held();
+  // On failure `taken` gives them back.
+  const batch_builder::built_batch built = co_await batches_.build(held, options, companions_of(p.parent_id, siblings));
+  // Deferred results go back to the pool; admitted ones stay reserved until written.
+  taken.keep_only(built.admitted_seqs);
+  result.batch = to_wire(built.b);
+
+  reply r;
+  r.result = rpc::encode(result);
+  // std::function needs a copyable callable: the move-only reservation rides in a shared_ptr.
+  auto kept = std::make_shared<reservation>(std::move(taken));
+  r.on_written = [this, kept](bool written) { on_wait_written(*kept, written); };
+  co_return r;
+}
+
+std::vector<held_result> service::companions_of(const std::string& parent_id,
+                                                const std::vector<std::string>& siblings) const {
+  // What the ledger keeps of each sibling's result once it completed, whether still held or
+  // already taken by its own wait: the same for every wait of the set. A sibling still running
+  // (the wait timed out), cancelled or forgotten shares nothing.
+  std::vector<held_result> out;
+  for (const auto& id : siblings) {
+    const child* c = ledger_.find_child(parent_id, id);
+    if (c == nullptr || !c->final_status || c->state == child_state::cancelled || c->state == child_state::running)
+      continue;
+    held_result h;
+    h.seq = c->final_seq;
+    h.info = completion{parent_id, id, c->title, *c->final_status, c->final_error};
+    h.sha256 = std::string(64, '0');  // only its length counts: the path a footer would name
+    h.shape = text_shape{c->final_bytes, c->final_lines};
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+void service::on_wait_written(reservation& taken, bool written) {
+  const std::string parent_id = taken.parent_id();
+  if (!written) {
+    // The client never got it: the results are still ours to deliver.
+    taken.release();
+    if (const parent* p = ledger_.find(parent_id); p != nullptr && p->idle) deliveries_.schedule(parent_id);
+    return;
+  }
+  if (taken.empty()) return;
+  consume_in_background(ledger_.consume(std::move(taken)));
+}
+
+}  // namespace handoff::daemon

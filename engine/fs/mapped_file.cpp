@@ -1,0 +1,64 @@
+#include "engine/fs/mapped_file.hpp"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+#include <utility>
+
+namespace handoff {
+
+// MAP_PRIVATE + PROT_READ: the view never changes our file and costs page cache only. The
+// mapping keeps the file alive on its own, so the caller may close `fd` right away.
+// A file truncated under the mapping would raise SIGBUS on access; the files we map live in
+// 0700 directories of ours and are never rewritten in place, so nobody else can do that.
+mapped_file::mapped_file(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw std::system_error(errno, std::generic_category(), "fstat");
+  if (!S_ISREG(st.st_mode)) {
+    throw std::system_error(std::make_error_code(std::errc::invalid_argument),
+                            "mapped_file: not a regular file");
+  }
+  *this = mapped_file(fd, 0, static_cast<std::size_t>(st.st_size));
+}
+
+// A range of a journal segment: segments only grow while mapped (a torn tail is cut before
+// anything maps it), so the range stays backed.
+mapped_file::mapped_file(int fd, std::size_t offset, std::size_t length) {
+  if (length == 0) return;  // mmap of length 0 is EINVAL; an empty view says it all
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t start = offset - offset % page;
+  mapped_ = length + (offset - start);
+  base_ = ::mmap(nullptr, mapped_, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
+  if (base_ == MAP_FAILED) {
+    base_ = nullptr;
+    throw std::system_error(errno, std::generic_category(), "mmap");
+  }
+  data_ = static_cast<const char*>(base_) + (offset - start);
+  size_ = length;
+}
+
+mapped_file::~mapped_file() {
+  if (base_ != nullptr) ::munmap(base_, mapped_);
+}
+
+mapped_file::mapped_file(mapped_file&& other) noexcept
+    : base_(std::exchange(other.base_, nullptr)),
+      mapped_(std::exchange(other.mapped_, 0)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+mapped_file& mapped_file::operator=(mapped_file&& other) noexcept {
+  if (this != &other) {
+    if (base_ != nullptr) ::munmap(base_, mapped_);
+    base_ = std::exchange(other.base_, nullptr);
+    mapped_ = std::exchange(other.mapped_, 0);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+}  // namespace handoff

@@ -1,0 +1,436 @@
+// The queue's public calls: each checks what memory knows, then hands a change to the writer
+// (queue_writer.cpp) and answers when its group is on disk.
+#include "engine/queue/pending_queue.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
+#include <future>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+#include <sys/file.h>
+
+#include "engine/fs/atomic_file.hpp"
+#include "engine/queue/journal_entry.hpp"
+#include "engine/fs/private_dir.hpp"
+#include "engine/queue/queue_change.hpp"
+#include "engine/queue/queue_disk.hpp"
+#include "engine/fs/sha256.hpp"
+
+namespace handoff {
+
+namespace {
+
+constexpr std::string_view what_dir = "queue dir";
+
+unique_fd open_area(int queue_fd, const std::filesystem::path& queue_dir, const char* name) {
+  return open_private_subdir(queue_fd, name, queue_dir / name, what_dir);
+}
+
+// One process per queue: a second handoffd on the same directory (started for another socket,
+// or racing the first to start) would replay and rewrite the journal under the first.
+unique_fd lock_queue(int queue_fd, const std::filesystem::path& queue_dir) {
+  unique_fd fd(::openat(queue_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) throw std::system_error(errno, std::generic_category(), "cannot open " + (queue_dir / "lock").string());
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK)
+      throw std::runtime_error("the queue " + queue_dir.string() + " is in use by another handoffd (its lock is held)");
+    throw std::system_error(errno, std::generic_category(), "cannot lock " + (queue_dir / "lock").string());
+  }
+  return fd;
+}
+
+std::string describe(const completion& c) {
+  return "child \"" + c.child_id + "\" of parent \"" + c.parent_id + "\"";
+}
+
+std::string checked_meta(std::string meta, const std::string& what) {
+  if (meta.size() > max_entry_meta_bytes) {
+    throw std::invalid_argument(what + " would exceed " + std::to_string(max_entry_meta_bytes) + " bytes");
+  }
+  return meta;
+}
+
+}  // namespace
+
+// The queue directory is checked (ours, 0700, not a symlink) before anything is created in it.
+pending_queue::pending_queue(std::filesystem::path dir, queue_options options)
+    : dir_(normalize_dir(dir)),
+      options_(options),
+      dir_fd_(open_private_dir(dir_, what_dir)),
+      lock_fd_(lock_queue(dir_fd_.get(), dir_)),
+      texts_(dir_ / "texts", when_moved::refuse, "queued text"),
+      texts_fd_(open_area(dir_fd_.get(), dir_, "texts")),
+      done_fd_(open_area(dir_fd_.get(), dir_, "done")),
+      journal_(dir_fd_.get(), dir_),
+      writer_([this] { write_loop(); }) {}
+
+pending_queue::~pending_queue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_writer_.notify_all();
+  writer_.join();
+}
+
+void pending_queue::require_recovered() const {
+  if (!recovered_) throw std::logic_error("pending_queue: call recover() before using the queue");
+}
+
+void pending_queue::submit(std::shared_ptr<change> c) {
+  submitted_.push_back(std::move(c));
+  wake_writer_.notify_one();
+}
+
+// Hashing, measuring and encoding need no shared state: done before taking the lock. Throws
+// std::invalid_argument for what cannot be stored (not UTF-8).
+std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion& c, std::string_view text) {
+  auto ch = std::make_shared<change>();
+  ch->what = change::kind::put;
+  ch->key = completion_key(c.parent_id, c.child_id);
+  ch->place = text.size() >= options_.file_text_bytes ? text_place::in_file : text_place::in_journal;
+  check_storable(held_result{0, c, {}, {}, 0});  // refuses non-UTF-8 before anything is written
+  const auto look_at = [text] { return std::pair{sha256_hex(text), measure(text)}; };
+  std::pair<std::string, text_shape> seen;
+  if (ch->place == text_place::in_file && !known_already(ch->key)) {
+    // A text of its own file: the file's name needs the hash, its bytes do not, so they are
+    // written and synced (this thread) while the hash is computed and the lines counted
+    // (another): for 1 MiB that hides the 0.6 ms of SHA-256 behind the write and its fsync
+    // (docs/design.md §8).
+    std::future<std::pair<std::string, text_shape>> looked_at;
+    try {
+      looked_at = std::async(std::launch::async, look_at);
+    } catch (const std::system_error&) {
+      // No thread to be had: one after the other, as for a small text.
+    }
+    std::optional<unique_fd> spare = take_spare_text();
+    ch->prewritten = spare ? texts_.write_unnamed(text, std::move(*spare)) : texts_.write_unnamed(text);
+    seen = looked_at.valid() ? looked_at.get() : look_at();
+  } else {
+    seen = look_at();
+  }
+  ch->held = held_result{0, c, std::move(seen.first), seen.second, unix_ms_now()};
+  ch->text = text;
+  return ch;
+}
+
+// A resend (held, being put, or delivered already) is answered from memory, or written by the
+// writer once the first put is settled: its text is not written ahead, which would cost a write,
+// an fsync and the spare file for nothing.
+bool pending_queue::known_already(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  return by_key_.contains(key) || putting_.contains(key) || find_tombstone(key).has_value();
+}
+
+std::optional<unique_fd> pending_queue::take_spare_text() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(spare_text_, std::nullopt);
+}
+
+void pending_queue::keep_spare_text() {
+  {
+    std::lock_guard lock(mutex_);
+    // Changes are waiting: they go first (the next group's end tries again).
+    if (spare_text_ || stopping_ || !submitted_.empty()) return;
+  }
+  std::optional<unique_fd> spare = texts_.open_unnamed();  // nullopt: a put opens its own
+  std::lock_guard lock(mutex_);
+  spare_text_ = std::move(spare);
+}
+
+void pending_queue::put_async(const completion& c, std::string_view final_text, put_callback done) {
+  std::shared_ptr<change> ch;
+  try {
+    ch = make_put(c, final_text);
+  } catch (...) {
+    done(std::current_exception(), {});
+    return;
+  }
+  ch->done = std::move(done);
+  std::exception_ptr error;
+  put_outcome answer;
+  {
+    std::lock_guard lock(mutex_);
+    require_recovered();
+    const held_result& h = ch->held;
+    if (const auto it = by_key_.find(ch->key); it != by_key_.end()) {
+      if (it->second.held.sha256 != h.sha256) {
+        error = std::make_exception_ptr(queue_conflict(describe(c) + " already completed with another final text"));
+      } else {
+        answer = {it->second.held, true, false};
+      }
+    } else if (const auto p = putting_.find(ch->key); p != putting_.end()) {
+      p->second.push_back(ch);  // asked again once the first one is settled
+      return;
+    } else if (const auto t = find_tombstone(ch->key)) {
+      if (t->sha256 != h.sha256) {
+        error = std::make_exception_ptr(queue_conflict(describe(c) + " was already delivered with another final text"));
+      } else {
+        answer = {held_result{t->seq, c, h.sha256, h.shape, 0}, true, true};
+      }
+    } else {
+      ch->held.seq = next_seq_;
+      const std::size_t text_bytes = ch->place == text_place::in_journal ? final_text.size() : 0;
+      try {
+        ch->heads.push_back(encode_entry_head(
+            entry_kind::put, checked_meta(encode_put(ch->held, ch->place), "the record of " + describe(c)), text_bytes));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      if (!error) {
+        ++next_seq_;
+        putting_[ch->key];
+        submit(ch);
+        return;
+      }
+    }
+  }
+  ch->done(error, answer);
+}
+
+pending_queue::put_outcome pending_queue::put(const completion& c, std::string_view final_text) {
+  std::promise<put_outcome> promise;
+  put_async(c, final_text, [&promise](std::exception_ptr error, put_outcome outcome) {
+    if (error) {
+      promise.set_exception(error);
+    } else {
+      promise.set_value(std::move(outcome));
+    }
+  });
+  return promise.get_future().get();
+}
+
+bool pending_queue::was_delivered(std::string_view parent_id, std::string_view child_id) const {
+  const std::string key = completion_key(parent_id, child_id);
+  std::lock_guard lock(mutex_);
+  return find_tombstone(key).has_value();
+}
+
+std::optional<tombstone> pending_queue::find_tombstone(const std::string& key) const {
+  if (const auto it = recent_tombstones_.find(key); it != recent_tombstones_.end()) return it->second;
+  if (const auto it = unwritten_tombstones_.find(key); it != unwritten_tombstones_.end()) return it->second;
+  if (const auto it = unfiled_tombstones_.find(key); it != unfiled_tombstones_.end()) return it->second;
+  std::string why;
+  const auto bytes = read_queue_file(done_fd_.get(), key, "done/" + key, why);
+  return bytes ? decode_tombstone(*bytes, why) : std::nullopt;
+}
+
+const pending_queue::entry* pending_queue::find_held(std::uint64_t seq) const {
+  const auto k = key_by_seq_.find(seq);
+  if (k == key_by_seq_.end()) return nullptr;
+  const auto it = by_key_.find(k->second);
+  return it == by_key_.end() ? nullptr : &it->second;
+}
+
+mapped_file pending_queue::open_text(const held_result& r) const {
+  {
+    std::lock_guard lock(mutex_);
+    const entry* held = find_held(r.seq);
+    if (held == nullptr) {
+      throw queue_error("the final text of result " + std::to_string(r.seq) + " is no longer in the queue");
+    }
+    // Mapped under the lock: the writer removes a segment only once nothing held is in it (and
+    // this result is held), and copy_forward moves a location under the same lock.
+    const location& where = held->where;
+    if (where.place == text_place::in_journal)
+      return mapped_file(journal_.segment_fd(where.segment), where.text_offset, r.shape.bytes);
+  }
+  std::optional<mapped_file> text = texts_.open(r.sha256);
+  if (!text) {
+    throw queue_error("the final text of result " + std::to_string(r.seq) + " is no longer in the queue");
+  }
+  return std::move(*text);
+}
+
+std::optional<std::filesystem::path> pending_queue::text_file(const held_result& r) const {
+  std::lock_guard lock(mutex_);
+  const entry* held = find_held(r.seq);
+  if (held == nullptr || held->where.place != text_place::in_file) return std::nullopt;
+  return texts_.path_of(r.sha256);
+}
+
+std::optional<handoff::text_file> pending_queue::linkable_text(const held_result& r) const {
+  std::lock_guard lock(mutex_);
+  const entry* held = find_held(r.seq);
+  if (held == nullptr || held->where.place != text_place::in_file) return std::nullopt;
+  return handoff::text_file{texts_fd_.get(), r.sha256 + ".txt"};
+}
+
+std::vector<std::string> pending_queue::held_texts() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> out;
+  out.reserve(text_refs_.size());
+  for (const auto& [sha, ref] : text_refs_) out.push_back(sha);
+  for (const auto& [key, t] : recent_tombstones_) out.push_back(t.sha256);
+  return out;
+}
+
+bool pending_queue::holds_text(std::string_view sha256) const {
+  std::lock_guard lock(mutex_);
+  if (text_refs_.contains(std::string(sha256))) return true;
+  return std::any_of(recent_tombstones_.begin(), recent_tombstones_.end(),
+                     [&](const auto& kv) { return kv.second.sha256 == sha256; });
+}
+
+void pending_queue::begin_delivery(const stored_delivery& d) {
+  if (d.delivery_id.empty()) throw std::invalid_argument("a delivery needs an id");
+  auto ch = std::make_shared<change>();
+  ch->what = change::kind::delivery;
+  ch->delivery = d;
+  ch->heads.push_back(encode_entry_head(
+      entry_kind::delivery, checked_meta(encode_delivery(d), "delivery " + d.delivery_id), 0));
+  std::unique_lock lock(mutex_);
+  require_recovered();
+  submit(ch);
+  settled_.wait(lock, [&] { return ch->finished; });
+  if (ch->error) std::rethrow_exception(ch->error);
+}
+
+std::vector<std::string> pending_queue::complete_delivery(std::string_view delivery_id) {
+  std::vector<std::uint64_t> seqs;
+  {
+    std::lock_guard lock(mutex_);
+    require_recovered();
+    const auto it = deliveries_.find(std::string(delivery_id));
+    if (it == deliveries_.end()) return {};
+    seqs = it->second.first.seqs;
+  }
+  return retire_blocking(seqs, std::string(delivery_id));
+}
+
+std::vector<std::string> pending_queue::consume(const std::vector<std::uint64_t>& seqs) {
+  return retire_blocking(seqs, {});
+}
+
+// Memory lets go at once (nothing can consume a result twice); the disk follows with the group.
+std::vector<std::string> pending_queue::retire_blocking(const std::vector<std::uint64_t>& seqs, std::string ack_id) {
+  auto ch = std::make_shared<change>();
+  ch->what = change::kind::retire;
+  const std::int64_t now = unix_ms_now();
+  std::unique_lock lock(mutex_);
+  require_recovered();
+  for (const std::uint64_t seq : seqs) {
+    const auto k = key_by_seq_.find(seq);
+    if (k == key_by_seq_.end()) continue;  // unknown, or listed twice
+    const auto it = by_key_.find(k->second);
+    const tombstone t{it->second.held.sha256, seq, now};
+    ch->heads.push_back(encode_entry_head(entry_kind::retire, encode_retire(it->first, t), 0));
+    ch->retired.push_back({it->first, t, it->second.where.segment, it->second.where.place});
+    recent_tombstones_[it->first] = t;  // resends are recognised from now on
+    by_key_.erase(it);
+    key_by_seq_.erase(k);
+  }
+  if (!ack_id.empty()) {
+    if (const auto it = deliveries_.find(ack_id); it != deliveries_.end()) {
+      ch->ack_segment = it->second.second;
+      ch->heads.push_back(encode_entry_head(entry_kind::acknowledged, encode_acknowledged(ack_id), 0));
+      ch->ack_id = std::move(ack_id);
+      deliveries_.erase(it);
+    }
+  }
+  if (ch->heads.empty()) return {};
+  publish_stats();
+  submit(ch);
+  settled_.wait(lock, [&] { return ch->finished; });
+  return ch->problems;
+}
+
+pending_queue::stats pending_queue::statistics() const {
+  std::lock_guard lock(stats_mutex_);
+  return snapshot_;
+}
+
+void pending_queue::publish_stats() noexcept {
+  stats s;
+  s.results = by_key_.size();
+  s.text_bytes = text_bytes_;
+  s.deliveries = deliveries_.size();
+  s.tombstones = tombstone_count_ + recent_tombstones_.size() + unwritten_tombstones_.size() + unfiled_tombstones_.size();
+  s.journal_bytes = journal_bytes_;
+  s.groups = groups_;
+  s.changes = changes_;
+  std::lock_guard lock(stats_mutex_);
+  snapshot_ = s;
+}
+
+void pending_queue::add_text_use(const std::string& sha, std::size_t bytes) {
+  text_ref& r = text_refs_[sha];
+  if (r.uses++ == 0) {
+    r.bytes = bytes;
+    text_bytes_ += bytes;
+  }
+}
+
+bool pending_queue::drop_text_use(const std::string& sha) {
+  const auto it = text_refs_.find(sha);
+  if (it == text_refs_.end() || --it->second.uses > 0) return false;
+  text_bytes_ -= it->second.bytes;
+  text_refs_.erase(it);
+  return true;
+}
+
+std::size_t pending_queue::expire_tombstones(std::chrono::seconds age) {
+  const std::int64_t cutoff = unix_ms_now() - age.count() * 1000;
+  std::size_t expired = 0;
+  {
+    std::lock_guard lock(mutex_);
+    require_recovered();
+    std::erase_if(unwritten_tombstones_, [&](const auto& kv) {
+      const bool old = kv.second.done_unix_ms <= cutoff;
+      expired += old ? 1 : 0;
+      return old;
+    });
+    publish_stats();
+  }
+  // done/ is read without the lock: the writer only adds files, and a file written meanwhile
+  // is too young to expire.
+  std::size_t removed_files = 0;
+  for (const std::string& name : list_names(done_fd_.get())) {
+    if (!hash_stem(name, "")) continue;  // temp files and strangers: recovery's business
+    // One that cannot be read or removed stays, and is tried again next time.
+    std::string why;
+    const auto bytes = read_queue_file(done_fd_.get(), name, "", why);
+    const auto t = bytes ? decode_tombstone(*bytes, why) : std::nullopt;
+    if (t && t->done_unix_ms <= cutoff && remove_name(done_fd_.get(), name, "").empty()) ++removed_files;
+  }
+  if (removed_files != 0) sync_quietly(done_fd_.get());
+  // Recovery rewrites tombstone files from retire entries still in the journal: it must not
+  // bring back what expired. Best effort: if this fails, a restart recognises those resends a
+  // while longer.
+  try {
+    write_file_atomically(dir_fd_.get(), std::string(expired_file), std::to_string(cutoff), publish_mode::replace,
+                          "the tombstone expiry time");
+  } catch (const fs_error&) {
+  }
+  std::lock_guard lock(mutex_);
+  expired_before_ms_ = std::max(expired_before_ms_, cutoff);
+  tombstone_count_ -= std::min(tombstone_count_, removed_files);
+  publish_stats();
+  return expired + removed_files;
+}
+
+std::vector<std::string> pending_queue::delivered_texts(std::int64_t since_unix_ms,
+                                                       std::vector<std::string>& problems) const {
+  std::vector<std::string> texts;
+  // Opened without creating it: if it is gone there is nothing in it to protect.
+  const auto done_path = dir_ / "done";
+  const unique_fd done(::open(done_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!done) return texts;
+  for (const std::string& name : list_names(done.get())) {
+    if (name.starts_with(temp_prefix)) continue;
+    std::string why;
+    const auto bytes = read_queue_file(done.get(), name, "done/" + name, why);
+    if (!bytes) continue;  // expired meanwhile, or not a file of ours: nothing it points to
+    const auto t = decode_tombstone(*bytes, why);
+    if (!t) {
+      problems.push_back("queue tombstone done/" + name + " is unreadable (" + why + "); ignored");
+      continue;
+    }
+    if (t->done_unix_ms >= since_unix_ms) texts.push_back(t->sha256);
+  }
+  return texts;
+}
+
+}  // namespace handoff

@@ -1,0 +1,287 @@
+// find_headings(): one pass over the line ends, 64 bytes at a time (four SSE2 compares folded
+// into one mask), looking further only at lines whose first byte is a space, '#', '`', '~', '='
+// or '-': the only ones that can be an ATX heading, a fence or a setext underline. A report's
+// other lines cost a table lookup each; each line is looked at once its end is known, so no
+// line is searched for its end twice. A setext underline looks back at the lines above it, which is
+// the one place the scan reads backwards (at most max_paragraph_lines lines).
+#include "engine/text/markdown_headings.hpp"
+
+#include <string.h>  // memrchr: a GNU extension, declared by glibc's <string.h> only
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace handoff {
+namespace {
+
+// A setext heading's paragraph is looked for this many lines up at most; a longer one is taken
+// to start there.
+constexpr std::size_t max_paragraph_lines = 32;
+
+constexpr std::array<bool, 256> make_byte_set(std::string_view bytes) {
+  std::array<bool, 256> set{};
+  for (const char c : bytes) set[static_cast<unsigned char>(c)] = true;
+  return set;
+}
+// What a line's text (past up to 3 spaces) starts with when it may be a heading or a fence.
+constexpr std::array<bool, 256> block_starts = make_byte_set("#`~=-");
+
+// True when the line at `start` may be an ATX heading, a fence or a setext underline: past up
+// to 3 spaces it starts with one of block_starts, and not with "- " and more (a list item). The
+// line must end in a '\n' (every byte read is the line's or that '\n').
+inline bool worth_a_look(const char* data, std::size_t start) noexcept {
+  std::size_t i = start;
+  while (data[i] == ' ' && i - start < 4) ++i;
+  if (i - start == 4 || !block_starts[static_cast<unsigned char>(data[i])]) return false;
+  return data[i] != '-' || data[i + 1] != ' ' || data[i + 2] == ' ' || data[i + 2] == '\r' || data[i + 2] == '\n';
+}
+
+bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\r'; }
+
+// What a line above a setext underline is, for the paragraph the underline closes.
+enum class line_kind {
+  blank,      // only spaces: the paragraph starts below it
+  paragraph,  // text: part of the paragraph
+  block,      // an ATX heading, a fence, a thematic break or an underline: the paragraph starts below
+  nested,     // a list item, a block quote, or indented 4 or more: no setext heading here
+};
+
+class scanner {
+ public:
+  scanner(std::string_view text, std::size_t first_line, std::size_t last_line, std::vector<heading>& out) noexcept
+      : text_(text), first_line_(first_line), last_line_(last_line), out_(out) {}
+
+  // Line `number` is text[start, end): `end` is its '\n' or the text's end. Called for the
+  // lines worth_a_look() (on the hot path), and for the last line when no '\n' ends it.
+  [[gnu::noinline]] void look_at(std::size_t number, std::size_t start, std::size_t end) {
+    const std::size_t i = content_start(start, end);
+    if (i == end) return;
+    const char c = text_[i];
+    if (in_fence_) {
+      if (c == fence_char_ && run_of(c, i, end) >= fence_length_ && only_blanks(i + run_of(c, i, end), end)) {
+        in_fence_ = false;
+      }
+      return;
+    }
+    if (opens_fence(i, end)) {
+      in_fence_ = true;
+      fence_char_ = c;
+      fence_length_ = run_of(c, i, end);
+    } else if (c == '#') {
+      atx(number, i, end);
+    } else if (c == '=' || c == '-') {
+      setext(number, start, i, end);
+    }
+  }
+
+ private:
+  // End of the line starting at `start`: its '\n', or the text's end.
+  std::size_t line_end(std::size_t start) const noexcept {
+    const void* newline = std::memchr(text_.data() + start, '\n', text_.size() - start);
+    return newline == nullptr ? text_.size() : offset_of(newline);
+  }
+
+  // Start of the line that ends at `end` (a '\n' or the text's end).
+  std::size_t line_start(std::size_t end) const noexcept {
+    if (end == 0) return 0;
+    const void* newline = ::memrchr(text_.data(), '\n', end);
+    return newline == nullptr ? 0 : offset_of(newline) + 1;
+  }
+
+  std::size_t offset_of(const void* p) const noexcept {
+    return static_cast<std::size_t>(static_cast<const char*>(p) - text_.data());
+  }
+
+  // Past up to 3 spaces of indent; `end` when the line is indented 4 or more or blank.
+  std::size_t content_start(std::size_t start, std::size_t end) const noexcept {
+    std::size_t i = start;
+    while (i < end && i - start < 4 && text_[i] == ' ') ++i;
+    return i - start == 4 ? end : i;
+  }
+
+  std::size_t run_of(char c, std::size_t i, std::size_t end) const noexcept {
+    std::size_t j = i;
+    while (j < end && text_[j] == c) ++j;
+    return j - i;
+  }
+
+  bool only_blanks(std::size_t i, std::size_t end) const noexcept {
+    for (; i < end; ++i) {
+      if (!is_blank(text_[i])) return false;
+    }
+    return true;
+  }
+
+  // Trailing blanks off [begin, end).
+  std::size_t trim_end(std::size_t begin, std::size_t end) const noexcept {
+    while (end > begin && is_blank(text_[end - 1])) --end;
+    return end;
+  }
+
+  bool opens_fence(std::size_t i, std::size_t end) const noexcept {
+    const char c = text_[i];
+    if (c != '`' && c != '~') return false;
+    const std::size_t run = run_of(c, i, end);
+    if (run < 3) return false;
+    return c == '~' || std::memchr(text_.data() + i + run, '`', end - i - run) == nullptr;
+  }
+
+  // The level of an ATX heading at `i` (its first '#'), or 0 when the line is not one.
+  unsigned atx_level(std::size_t i, std::size_t end) const noexcept {
+    const std::size_t hashes = run_of('#', i, end);
+    if (hashes > 6) return 0;
+    if (i + hashes < end && text_[i + hashes] != ' ' && text_[i + hashes] != '\t' && text_[i + hashes] != '\r') return 0;
+    return static_cast<unsigned>(hashes);
+  }
+
+  void atx(std::size_t number, std::size_t i, std::size_t end) {
+    const unsigned level = atx_level(i, end);
+    if (level == 0 || number < first_line_ || number > last_line_) return;
+    std::size_t begin = i + level;
+    while (begin < end && is_blank(text_[begin])) ++begin;
+    std::size_t stop = trim_end(begin, end);
+    // A closing run of '#' goes when a blank precedes it (or it is all the title).
+    std::size_t closing = stop;
+    while (closing > begin && text_[closing - 1] == '#') --closing;
+    if (closing == begin) {
+      stop = begin;
+    } else if (closing < stop && is_blank(text_[closing - 1])) {
+      stop = trim_end(begin, closing);
+    }
+    if (stop > begin) out_.push_back(heading{number, level, begin, stop});
+  }
+
+  line_kind kind_of(std::size_t start, std::size_t end) const noexcept {
+    std::size_t i = start;
+    while (i < end && i - start < 4 && text_[i] == ' ') ++i;
+    if (only_blanks(i, end)) return line_kind::blank;
+    if (i - start == 4) return line_kind::nested;
+    const char c = text_[i];
+    if (c == '>') return line_kind::nested;
+    if (opens_fence(i, end) || (c == '#' && atx_level(i, end) != 0)) return line_kind::block;
+    if (c == '=' && only_blanks(i + run_of('=', i, end), end)) return line_kind::block;
+    if (c == '-' || c == '*' || c == '_') {
+      // A thematic break: three or more of one of them, spaces between allowed.
+      std::size_t marks = 0;
+      bool only = true;
+      for (std::size_t j = i; j < end && only; ++j) {
+        if (text_[j] == c) {
+          ++marks;
+        } else {
+          only = is_blank(text_[j]);
+        }
+      }
+      if (only && marks >= 3) return line_kind::block;
+      if (c == '-' && only) return line_kind::block;  // "-" or "--": an underline itself
+    }
+    if ((c == '-' || c == '*' || c == '+') && (i + 1 == end || is_blank(text_[i + 1]))) return line_kind::nested;
+    std::size_t digits = 0;
+    while (i + digits < end && digits < 10 && text_[i + digits] >= '0' && text_[i + digits] <= '9') ++digits;
+    if (digits > 0 && digits < 10 && i + digits < end && (text_[i + digits] == '.' || text_[i + digits] == ')') &&
+        (i + digits + 1 == end || is_blank(text_[i + digits + 1]))) {
+      return line_kind::nested;
+    }
+    return line_kind::paragraph;
+  }
+
+  // A line of only '=' or only '-' at `i` underlines the paragraph above it, if there is one.
+  void setext(std::size_t number, std::size_t start, std::size_t i, std::size_t end) {
+    const char c = text_[i];
+    if (!only_blanks(i + run_of(c, i, end), end) || start == 0) return;
+    // Up through the paragraph's lines to its first.
+    std::size_t first_start = line_start(start - 1);
+    if (kind_of(first_start, start - 1) != line_kind::paragraph) return;
+    std::size_t lines = 1;
+    while (first_start > 0 && lines < max_paragraph_lines) {
+      const std::size_t above_start = line_start(first_start - 1);
+      const line_kind above = kind_of(above_start, first_start - 1);
+      if (above == line_kind::nested) return;
+      if (above != line_kind::paragraph) break;
+      first_start = above_start;
+      ++lines;
+    }
+    const std::size_t heading_line = number - lines;
+    if (heading_line < first_line_ || heading_line > last_line_) return;
+    const std::size_t first_end = line_end(first_start);
+    std::size_t begin = first_start;
+    while (begin < first_end && (text_[begin] == ' ' || text_[begin] == '\t')) ++begin;
+    const std::size_t stop = trim_end(begin, first_end);
+    if (stop > begin) out_.push_back(heading{heading_line, c == '=' ? 1U : 2U, begin, stop});
+  }
+
+  std::string_view text_;
+  std::size_t first_line_;
+  std::size_t last_line_;
+  std::vector<heading>& out_;
+  bool in_fence_ = false;
+  char fence_char_ = 0;
+  std::size_t fence_length_ = 0;
+};
+
+}  // namespace
+
+namespace {
+
+// The scan of find_headings(), up to line stop_line; returns the lines it counted (all of the
+// text's when it reached the end).
+std::size_t scan(std::string_view text, std::size_t first_line, std::size_t last_line, std::size_t stop_line,
+                 std::vector<heading>& out) {
+  scanner s(text, first_line, last_line, out);
+  const char* const data = text.data();
+  std::size_t line = 1;   // the line that starts at `start`
+  std::size_t start = 0;
+  std::size_t p = 0;
+  // Each line is looked at when its '\n' is found; data[start] is that '\n' for an empty line.
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  const auto newlines = [&](std::size_t at) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + at));
+    return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, newline))));
+  };
+  for (; p + 64 <= text.size(); p += 64) {
+    std::uint64_t mask = newlines(p) | newlines(p + 16) << 16 | newlines(p + 32) << 32 | newlines(p + 48) << 48;
+    while (mask != 0) {
+      const std::size_t end = p + static_cast<std::size_t>(__builtin_ctzll(mask));
+      mask &= mask - 1;
+      if (worth_a_look(data, start)) s.look_at(line, start, end);
+      start = end + 1;
+      if (++line > stop_line) return line;
+    }
+  }
+#endif
+  while (const void* newline_at = std::memchr(data + p, '\n', text.size() - p)) {
+    const auto end = static_cast<std::size_t>(static_cast<const char*>(newline_at) - data);
+    if (worth_a_look(data, start)) s.look_at(line, start, end);
+    start = end + 1;
+    p = start;
+    if (++line > stop_line) return line;
+  }
+  if (start < text.size()) s.look_at(line, start, text.size());
+  return line;
+}
+
+}  // namespace
+
+std::vector<heading> find_headings(std::string_view text, std::size_t first_line, std::size_t last_line) {
+  std::vector<heading> out;
+  if (first_line > last_line) return out;
+  // A setext heading on last_line may be underlined this many lines further down.
+  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+  scan(text, first_line, last_line, last_line > most - max_paragraph_lines ? most : last_line + max_paragraph_lines,
+       out);
+  return out;
+}
+
+heading_scan scan_headings(std::string_view text) {
+  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+  heading_scan result;
+  result.lines = scan(text, 1, most, most, result.headings);
+  return result;
+}
+
+}  // namespace handoff

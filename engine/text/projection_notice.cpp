@@ -1,0 +1,288 @@
+// Wording of the omission marker and the footer. Plain and short: under the wait surface's
+// 512-byte floor the footer and its ~120-byte artifact path must still leave room for text.
+//
+//   [... middle omitted: lines 301-389 of 422, 20,123 bytes ...]
+//   [Truncated: 36,997 bytes / 422 lines in full; shown: lines 1-300, lines 390-422.
+//   Full text: /abs/dir/<sha256>.txt — omitted lines 301-389 in 1 call, each shown whole: read offset=301 limit=89.]
+//
+// with more calls "...in 3 calls, each shown whole: read offset=319 limit=898; read offset=1217
+// limit=905; bash `'/usr/bin/handoff' read --bytes 51200-102400 '/abs/dir/<sha256>.txt'`.]", or,
+// past max_listed_reads or the room left for them, "Full text saved; bash `'/usr/bin/handoff' read
+// --plan 319-99000 '/abs/dir/<sha256>.txt'` lists the calls that read the omitted lines 319-99000
+// back, each shown whole.]" The CLI is artifact.reader, quoted like the path; notice_bound()
+// renders it too, so its length is reserved with the rest.
+//
+// Byte counts are grouped by thousands for people; line numbers and byte offsets in calls
+// never are, because the model copies them straight into a tool call.
+#include "engine/text/projection_notice.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <limits>
+#include <string_view>
+
+#include "utf8.hpp"
+
+namespace handoff {
+namespace {
+
+using digit_buffer = std::array<char, std::numeric_limits<std::size_t>::digits10 + 2>;
+
+// The decimal digits of n, in `buffer`.
+std::string_view digits_of(std::size_t n, digit_buffer& buffer) noexcept {
+  const auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), n);
+  static_cast<void>(ec);  // the buffer holds every size_t
+  return {buffer.data(), static_cast<std::size_t>(end - buffer.data())};
+}
+
+void append_number(std::string& out, std::size_t n) {
+  digit_buffer buffer;
+  out += digits_of(n, buffer);
+}
+
+// 36997 -> "36,997".
+void append_grouped(std::string& out, std::size_t n) {
+  digit_buffer buffer;
+  const std::string_view digits = digits_of(n, buffer);
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+}
+
+// "1 byte", "36,997 bytes".
+void append_bytes(std::string& out, std::size_t n) {
+  append_grouped(out, n);
+  out += n == 1 ? " byte" : " bytes";
+}
+
+// The largest number with as many digits as n (999 for 422): no number <= n prints wider.
+std::size_t widest(std::size_t n) noexcept {
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  std::size_t all_nines = 9;
+  while (all_nines < n) {
+    if (all_nines > (max - 9) / 10) return max;
+    all_nines = all_nines * 10 + 9;
+  }
+  return all_nines;
+}
+
+void append_span(std::string& out, line_span span) {
+  out += span.first == span.last ? "line " : "lines ";
+  append_number(out, span.first);
+  if (span.first != span.last) {
+    out.push_back('-');
+    append_number(out, span.last);
+  }
+}
+
+void append_shown(std::string& out, const notice_numbers& n) {
+  const std::size_t before = out.size();
+  const auto separate = [&] {
+    if (out.size() > before) out += ", ";
+  };
+  if (n.head.first != 0) append_span(out, n.head);
+  if (n.head_part_line != 0) {
+    separate();
+    out += "start of line ";
+    append_number(out, n.head_part_line);
+  }
+  if (n.tail_part_line != 0) {
+    separate();
+    out += "end of line ";
+    append_number(out, n.tail_part_line);
+  }
+  if (n.tail.first != 0) {
+    separate();
+    append_span(out, n.tail);
+  }
+  if (out.size() == before) out += "nothing";
+}
+
+// The error as one line of at most max_notice_reason_bytes bytes.
+void append_reason(std::string& out, std::string_view error) {
+  if (error.empty()) error = "no reason given";
+  const bool clipped = error.size() > max_notice_reason_bytes;
+  if (clipped) error = error.substr(0, utf8_floor(error, max_notice_reason_bytes - 3));
+  for (const char c : error) {
+    const auto byte = static_cast<unsigned char>(c);
+    out.push_back(byte < 0x20U || byte == 0x7FU ? ' ' : c);
+  }
+  if (clipped) out += "...";
+}
+
+void append_calls(std::string& out, const notice_numbers& n, const artifact_ref& artifact) {
+  const std::string& path = artifact.path;
+  if (n.reads.empty()) {
+    out += "Full text saved; ";
+    out += artifact.profile->bash_tool;
+    out += " `";
+    append_shell_word(out, artifact.reader);
+    out += " read";
+    append_reader_option(out, *artifact.profile);
+    out += " --plan ";
+    append_number(out, n.omitted.first);
+    out.push_back('-');
+    append_number(out, n.omitted.last);
+    out.push_back(' ');
+    append_shell_word(out, path);
+    out += "` lists the calls that read the omitted ";
+    append_span(out, n.omitted);
+    out += " back, each shown whole.]";
+    return;
+  }
+  out += "Full text: ";
+  out += path;
+  out += " \xE2\x80\x94 omitted ";
+  append_span(out, n.omitted);
+  out += " in ";
+  append_number(out, n.reads.size());
+  out += n.reads.size() == 1 ? " call" : " calls";
+  out += ", each shown whole: ";
+  for (std::size_t i = 0; i < n.reads.size(); ++i) {
+    if (i > 0) out += "; ";
+    append_read_call(out, n.reads[i], path, artifact.reader, *artifact.profile);
+  }
+  out += ".]";
+}
+
+}  // namespace
+
+void append_read_call(std::string& out, const read_step& step, std::string_view path,
+                      std::string_view reader, const reader_profile& profile) {
+  if (step.bytes) {
+    out += profile.bash_tool;
+    out += " `";
+    append_shell_word(out, reader);
+    out += " read --bytes ";
+    append_number(out, step.first_byte);
+    out.push_back('-');
+    append_number(out, step.end_byte);
+    out.push_back(' ');
+    append_shell_word(out, path);
+    out.push_back('`');
+    return;
+  }
+  out += profile.read_tool;
+  out += " offset=";
+  append_number(out, step.first_line);
+  out += " limit=";
+  append_number(out, step.last_line - step.first_line + 1);
+}
+
+void append_reader_option(std::string& out, const reader_profile& profile) {
+  if (&profile == &pi_reader) return;
+  out += " --reader ";
+  out += profile.name;
+}
+
+void append_shell_word(std::string& out, std::string_view path) {
+  out.push_back('\'');
+  for (const char c : path) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('\'');
+}
+
+void append_marker(std::string& out, const notice_numbers& n) {
+  out += "[... middle omitted: ";
+  append_span(out, n.omitted);
+  out += " of ";
+  append_number(out, n.total.lines);
+  out += ", ";
+  append_bytes(out, n.omitted_bytes);
+  out += " ...]";
+}
+
+void append_footer(std::string& out, const notice_numbers& n, const artifact_ref& artifact) {
+  out += "[Truncated: ";
+  append_bytes(out, n.total.bytes);
+  out += " / ";
+  append_number(out, n.total.lines);
+  out += n.total.lines == 1 ? " line" : " lines";
+  out += " in full; shown: ";
+  append_shown(out, n);
+  out += ".\n";
+  if (artifact.saved) {
+    append_calls(out, n, artifact);
+  } else {
+    out += "Full text NOT saved (";
+    append_reason(out, artifact.error);
+    out += "); the omitted ";
+    append_span(out, n.omitted);
+    out += " cannot be read back.]";
+  }
+}
+
+std::size_t read_steps_bound(text_shape total, const reader_profile& profile) noexcept {
+  // Greedy pages of a run of short lines come in pairs that hold more than a page's bytes or
+  // lines between them: at most 2 (B / 51,201 + N / 2,001) + 1 pages per run. A line of n >
+  // 50 KiB bytes takes at most 2 (n / 51,197) ranges (each but its last holds 51,197 bytes or
+  // more), and splits the runs: at most B / 51,201 long lines, so one run more than that.
+  // With a prefix per line, a page of short lines holds fewer bytes: at worst a line of one
+  // byte costs 2 + prefix, so pages hold at least (page_bytes + 1) / (2 + prefix) lines; the
+  // bound counts lines against the smaller of that and the page's line cap.
+  const std::size_t min_range = profile.page_bytes - 3;
+  const std::size_t page_lines =
+      profile.line_prefix_bytes == 0
+          ? profile.page_lines
+          : std::min(profile.page_lines, (profile.page_bytes + 1) / (2 + profile.line_prefix_bytes));
+  return 3 * (total.bytes / min_range) + 2 * (total.lines / (page_lines + 1)) + 1;
+}
+
+footer_room footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact) {
+  if (!artifact.saved) return {};
+  const std::size_t plan_only = notice_bound(total, artifact, footer_room{}).bytes;
+  const std::size_t most = std::max(plan_only, limits.max_bytes / 8);
+  // Lines over 50 KiB for certain (the average line is): reserve room for byte ranges.
+  const bool long_lines = total.bytes / total.lines > artifact.profile->page_bytes;
+  footer_room room{std::min(read_steps_bound(total, *artifact.profile), max_listed_reads), long_lines, true};
+  while (room.listed_reads > 0 && notice_bound(total, artifact, room).bytes > most) --room.listed_reads;
+  return room;
+}
+
+notice_size notice_bound(text_shape total, const artifact_ref& artifact, const footer_room& room) {
+  // first != last everywhere, so every span prints as the longer "lines a-b" form; widest(n)
+  // - 1 has as many digits as widest(n) because widest(n) >= 9.
+  const std::size_t line = widest(total.lines);
+  const line_span span{line - 1, line};
+  notice_numbers worst;
+  worst.total = total;
+  worst.head = {1, line};
+  worst.head_part_line = line;
+  worst.tail_part_line = line;
+  worst.tail = span;
+  worst.omitted = span;
+  worst.omitted_bytes = widest(total.bytes);
+
+  // The marker and the footer's first line are the same whatever calls follow.
+  const auto measure_with = [&](const notice_numbers& numbers) {
+    std::string text;
+    append_marker(text, numbers);
+    text.push_back('\n');
+    append_footer(text, numbers, artifact);
+    return notice_size{text.size(),
+                       static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1};
+  };
+  notice_size bound = measure_with(worst);  // the plan command, or the unsaved footer
+  if (!room.plan_command) bound = {};
+  if (room.listed_reads > 0) {
+    // A read's offset is a line number and its limit at most a page; a range's ends are byte
+    // offsets. Only the printed widths matter here.
+    const std::size_t byte = widest(total.bytes);
+    const std::size_t limit = widest(std::min(total.lines, artifact.profile->page_lines));
+    const read_step widest_read = room.byte_ranges ? read_step{line, line, true, byte, byte}
+                                                   : read_step{line, line + limit - 1, false, 0, 0};
+    worst.reads.assign(room.listed_reads, widest_read);
+    const notice_size listed = measure_with(worst);
+    bound = {std::max(bound.bytes, listed.bytes), std::max(bound.lines, listed.lines)};
+  }
+  return bound;
+}
+
+}  // namespace handoff

@@ -1,0 +1,122 @@
+// find_headings() (engine/markdown_headings.hpp): what CommonMark calls a heading, on the line
+// it starts on, and what it does not (fenced code, list items, thematic breaks, "#5").
+#include <doctest/doctest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/text/markdown_headings.hpp"
+
+using handoff::find_headings;
+using handoff::heading;
+
+namespace {
+
+struct seen {
+  std::size_t line;
+  unsigned level;
+  std::string title;
+  bool operator==(const seen&) const = default;
+};
+
+std::vector<seen> headings_of(std::string_view text, std::size_t first = 1, std::size_t last = 1000000) {
+  std::vector<seen> out;
+  for (const heading& h : find_headings(text, first, last)) {
+    out.push_back({h.line, h.level, std::string(text.substr(h.title_begin, h.title_end - h.title_begin))});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ATX headings: levels 1 to 6, indented up to 3 spaces, closing #s and blanks trimmed") {
+  const std::string text =
+      "# One\n"
+      "## Two ##\n"
+      "   ### Three   \n"
+      "#### Four #not closing\n"
+      "##### Five\t#####\t\n"
+      "###### Six\r\n"
+      "####### seven is not one\n"
+      "#5 bolt is not one\n"
+      "    # indented 4 is code\n"
+      "#\n"
+      "## ##\n"
+      "#\tTabbed";
+  CHECK(headings_of(text) == std::vector<seen>{{1, 1, "One"},
+                                               {2, 2, "Two"},
+                                               {3, 3, "Three"},
+                                               {4, 4, "Four #not closing"},
+                                               {5, 5, "Five"},
+                                               {6, 6, "Six"},
+                                               {12, 1, "Tabbed"}});
+}
+
+TEST_CASE("setext headings start on their paragraph's first line, and lists, quotes and breaks make none") {
+  const std::string text =
+      "Title\n"          // 1
+      "=====\n"          // 2
+      "\n"               // 3
+      "A paragraph\n"    // 4
+      "on two lines\n"   // 5
+      "---\n"            // 6
+      "\n"               // 7
+      "---\n"            // 8: a thematic break after a blank line
+      "- item\n"         // 9
+      "---\n"            // 10: after a list item: a break
+      "> quote\n"        // 11
+      "===\n"            // 12: not under a paragraph
+      "## ATX\n"         // 13
+      "Under ATX\n"      // 14
+      "  --  \n"         // 15: an underline may be indented and short
+      "- item\n"         // 16
+      "lazy text\n"      // 17
+      "---\n"            // 18: a list item's lazy continuation: no heading
+      "text\n"           // 19
+      "- - -\n";         // 20: spaces inside: a break, not an underline
+  CHECK(headings_of(text) == std::vector<seen>{
+                                 {1, 1, "Title"}, {4, 2, "A paragraph"}, {13, 2, "ATX"}, {14, 2, "Under ATX"}});
+}
+
+TEST_CASE("nothing inside a fenced code block is a heading, and an unclosed fence runs to the end") {
+  const std::string text =
+      "# Before\n"        // 1
+      "```bash\n"         // 2
+      "# a shell comment\n"
+      "## not a heading\n"
+      "````\n"            // 5: closes (longer is fine)
+      "## After\n"        // 6
+      "~~~\n"             // 7
+      "# inside tildes\n"
+      "```\n"             // 9: a ``` does not close a ~~~ fence
+      "# still inside\n"
+      "~~~~\n"            // 11
+      "``` a`b\n"         // 12: a backtick in the info string: not a fence
+      "# Real\n"          // 13
+      "   ```\n"          // 14: indented 3: opens
+      "# hidden\n"
+      "    ```\n"         // 16: indented 4: does not close
+      "# hidden too\n";
+  CHECK(headings_of(text) == std::vector<seen>{{1, 1, "Before"}, {6, 2, "After"}, {13, 1, "Real"}});
+}
+
+TEST_CASE("the range: headings on lines first..last, with fences opened before first still hiding") {
+  const std::string text = "# A\n```\n# code\n```\n# B\n## C\n```\n# D\n";
+  CHECK(headings_of(text, 3, 6) == std::vector<seen>{{5, 1, "B"}, {6, 2, "C"}});
+  CHECK(headings_of(text, 6, 8) == std::vector<seen>{{6, 2, "C"}});
+  CHECK(headings_of(text, 2, 4).empty());
+  CHECK(headings_of(text, 5, 4).empty());
+}
+
+TEST_CASE("lines are Pi's: CRLF, a text without a final newline, a heading on the last line, 16-byte blocks") {
+  CHECK(headings_of("# A\r\nx\r\n## B\r\n") == std::vector<seen>{{1, 1, "A"}, {3, 2, "B"}});
+  CHECK(headings_of("text\n# Last") == std::vector<seen>{{2, 1, "Last"}});
+  CHECK(headings_of("").empty());
+  // Line ends on every offset around the 16-byte blocks the scan reads.
+  for (std::size_t pad = 0; pad < 40; ++pad) {
+    CAPTURE(pad);
+    const std::string text = std::string(pad, 'x') + "\n# H\n" + std::string(pad, 'y') + "\n\nP\n---";
+    CHECK(headings_of(text) == std::vector<seen>{{2, 1, "H"}, {5, 2, "P"}});
+  }
+}
