@@ -190,11 +190,11 @@ outline outline::choose(std::span<const heading> headings, std::string_view text
       continue;
     }
     const unsigned level = headings[i].level;
-    o.left_out_levels_[0] = o.left_out_ == 0 ? level : std::min(o.left_out_levels_[0], level);
-    o.left_out_levels_[1] = o.left_out_ == 0 ? level : std::max(o.left_out_levels_[1], level);
+    o.lowest_left_out_ = o.left_out_ == 0 ? level : std::min(o.lowest_left_out_, level);
+    o.highest_left_out_ = o.left_out_ == 0 ? level : std::max(o.highest_left_out_, level);
     ++o.left_out_;
   }
-  o.size_.bytes += more_bytes(o.left_out_, o.left_out_levels_[0], o.left_out_levels_[1], omitted, artifact);
+  o.size_.bytes += more_bytes(o.left_out_, o.lowest_left_out_, o.highest_left_out_, omitted, artifact);
   ++o.size_.lines;
   return o;
 }
@@ -210,7 +210,7 @@ void outline::append_to(std::string& out) const {
     out.push_back('\n');
   }
   if (left_out_ > 0) {
-    append_more(out, left_out_, left_out_levels_[0], left_out_levels_[1], omitted_, *artifact_);
+    append_more(out, left_out_, lowest_left_out_, highest_left_out_, omitted_, *artifact_);
     out.push_back('\n');
   }
 }

@@ -66,7 +66,8 @@ class outline {
   line_span omitted_;
   std::vector<heading> listed_;  // in line order
   std::size_t left_out_ = 0;
-  unsigned left_out_levels_[2] = {0, 0};  // lowest and highest level left out
+  unsigned lowest_left_out_ = 0;   // the lowest and the highest level left out
+  unsigned highest_left_out_ = 0;
   outline_size size_;
 };
 
