@@ -129,18 +129,48 @@ int run_bytes(const read_options& options) {
   return print("read", text.substr(from, to - from)) ? exit_ok : exit_failure;
 }
 
+// The profile --reader names, or nullptr after saying it names none.
+const reader_profile* reader_profile_of(const read_options& options) {
+  const reader_profile* profile = find_reader_profile(options.reader);
+  if (profile == nullptr) report("read", "--reader " + options.reader + ": expected pi or claude-code");
+  return profile;
+}
+
+// Most bytes of calls or headings one --plan or --outline output holds for `profile`.
+std::size_t most_output_bytes(const reader_profile& profile) noexcept {
+  return &profile == &pi_reader ? max_plan_bytes : max_claude_plan_bytes;
+}
+
+// This very executable, as the bash commands an output prints name it (the daemon's footers
+// name an absolute CLI too).
+std::string own_cli() {
+  const std::filesystem::path self = rpc::own_executable();
+  return self.empty() ? std::string("handoff") : self.string();
+}
+
+// The "# more:" line that ends a --plan or --outline output that stopped at its bound: the same
+// command (`option` and its `range`) from item `skip` on.
+void append_more_line(std::string& out, std::string_view option, const std::string& range, std::size_t skip,
+                      const reader_profile& profile, const std::string& path) {
+  out += "# more: ";
+  append_shell_word(out, own_cli());
+  out += " read";
+  append_reader_option(out, profile);
+  out += " ";
+  out += option;
+  out += " " + range + " --skip " + std::to_string(skip) + " ";
+  append_shell_word(out, path);
+  out.push_back('\n');
+}
+
 int run_plan(const read_options& options) {
   const std::optional<mapped_file> file = map_file(options.artifact);
   if (!file) return exit_failure;
   const std::string_view text = file->view();
   const auto [first, last] = *parse_range(options.plan);
   const std::string path = std::filesystem::absolute(options.artifact).lexically_normal().string();
-  const reader_profile* profile = find_reader_profile(options.reader);
-  if (profile == nullptr) {
-    report("read", "--reader " + options.reader + ": expected pi or claude-code");
-    return exit_usage;
-  }
-  const std::size_t most_bytes = profile == &pi_reader ? max_plan_bytes : max_claude_plan_bytes;
+  const reader_profile* profile = reader_profile_of(options);
+  if (profile == nullptr) return exit_usage;
   std::optional<read_plan> plan;
   try {
     plan.emplace(text, first, last, *profile);
@@ -155,22 +185,14 @@ int run_plan(const read_options& options) {
                            "path; Bash: its Bash tool)");
   if (options.skip > 0) out += ", from call " + std::to_string(options.skip + 1);
   out += ":\n";
-  // The bash calls name this very executable, as the daemon's footers name an absolute CLI.
-  const std::filesystem::path self = rpc::own_executable();
-  const std::string reader = self.empty() ? std::string("handoff") : self.string();
+  const std::string reader = own_cli();
   std::string calls;
   std::size_t listed = 0;
   std::size_t index = 0;
   while (const std::optional<read_step> step = plan->next()) {
     if (index++ < options.skip) continue;
-    if (listed == max_plan_calls || calls.size() >= most_bytes) {
-      calls += "# more: ";
-      append_shell_word(calls, reader);
-      calls += " read";
-      append_reader_option(calls, *profile);
-      calls += " --plan " + options.plan + " --skip " + std::to_string(options.skip + listed) + " ";
-      append_shell_word(calls, path);
-      calls.push_back('\n');
+    if (listed == max_plan_calls || calls.size() >= most_output_bytes(*profile)) {
+      append_more_line(calls, "--plan", options.plan, options.skip + listed, *profile, path);
       break;
     }
     append_read_call(calls, *step, path, reader, *profile);
@@ -186,11 +208,8 @@ int run_plan(const read_options& options) {
 }
 
 int run_outline(const read_options& options) {
-  const reader_profile* profile = find_reader_profile(options.reader);
-  if (profile == nullptr) {
-    report("read", "--reader " + options.reader + ": expected pi or claude-code");
-    return exit_usage;
-  }
+  const reader_profile* profile = reader_profile_of(options);
+  if (profile == nullptr) return exit_usage;
   const std::optional<mapped_file> file = map_file(options.artifact);
   if (!file) return exit_failure;
   const std::string_view text = file->view();
@@ -211,19 +230,11 @@ int run_outline(const read_options& options) {
                     std::string(profile->read_tool) + " offset=LINE with file_path set to that path shows it)";
   if (options.skip > 0) out += ", from heading " + std::to_string(options.skip + 1);
   out += headings.empty() ? ": none.\n" : ":\n";
-  const std::size_t most_bytes = profile == &pi_reader ? max_plan_bytes : max_claude_plan_bytes;
-  const std::filesystem::path self = rpc::own_executable();
   std::size_t listed = 0;
   std::string entries;
   for (std::size_t i = options.skip; i < headings.size(); ++i) {
-    if (listed == max_plan_calls || entries.size() >= most_bytes) {
-      entries += "# more: ";
-      append_shell_word(entries, self.empty() ? std::string("handoff") : self.string());
-      entries += " read";
-      append_reader_option(entries, *profile);
-      entries += " --outline " + options.outline + " --skip " + std::to_string(i) + " ";
-      append_shell_word(entries, path);
-      entries.push_back('\n');
+    if (listed == max_plan_calls || entries.size() >= most_output_bytes(*profile)) {
+      append_more_line(entries, "--outline", options.outline, i, *profile, path);
       break;
     }
     append_outline_entry(entries, headings[i], text);

@@ -63,9 +63,9 @@ class scanner {
     if (i == end) return;
     const char c = text_[i];
     if (in_fence_) {
-      if (c == fence_char_ && run_of(c, i, end) >= fence_length_ && only_blanks(i + run_of(c, i, end), end)) {
-        in_fence_ = false;
-      }
+      if (c != fence_char_) return;
+      const std::size_t run = run_of(c, i, end);
+      if (run >= fence_length_ && only_blanks(i + run, end)) in_fence_ = false;
       return;
     }
     if (opens_fence(i, end)) {
