@@ -1,8 +1,8 @@
 // find_headings(): one pass over the line ends, 64 bytes at a time (four SSE2 compares folded
-// into one mask), looking further only at lines whose first byte is a space, '#', '`', '~', '='
-// or '-': the only ones that can be an ATX heading, a fence or a setext underline. A report's
-// other lines cost a table lookup each; each line is looked at once its end is known, so no
-// line is searched for its end twice. A setext underline looks back at the lines above it, which is
+// into one mask), looking further only at lines that past up to 3 spaces start with '#', '`',
+// '~', '=' or '-' (not "- text"): the only ones that can be an ATX heading, a fence or a setext
+// underline. A report's other lines cost a few instructions each and no branch (see scan());
+// each line is looked at once its end is known, so no line is searched for its end twice. A setext underline looks back at the lines above it, which is
 // the one place the scan reads backwards (at most max_paragraph_lines lines).
 #include "engine/text/markdown_headings.hpp"
 
@@ -13,7 +13,7 @@
 #include <cstring>
 
 #if defined(__SSE2__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 namespace handoff {
@@ -227,35 +227,149 @@ class scanner {
 
 namespace {
 
-// The scan of find_headings(), up to line stop_line; returns the lines it counted (all of the
-// text's when it reached the end).
-std::size_t scan(std::string_view text, std::size_t first_line, std::size_t last_line, std::size_t stop_line,
-                 std::vector<heading>& out) {
-  scanner s(text, first_line, last_line, out);
-  const char* const data = text.data();
-  std::size_t line = 1;   // the line that starts at `start`
-  std::size_t start = 0;
-  std::size_t p = 0;
-  // Each line is looked at when its '\n' is found; data[start] is that '\n' for an empty line.
 #if defined(__SSE2__)
+
+// Not a list item's "- " when the byte after "- " is one of these: "- " is then a setext
+// underline, or an empty list item, and worth a look (what worth_a_look() says).
+constexpr std::array<bool, 256> ends_a_dash = make_byte_set(" \r\n");
+
+// worth_a_look() on the 8 bytes at `data` (the line's and what follows it), without a branch.
+// Bytes past the line's '\n' never change the answer: '\n' is neither a space nor a block start.
+// A line indented 4 or more may pass (its fifth byte is then looked at): look_at() turns it down.
+inline bool worth_a_look_8(const char* data) noexcept {
+  std::uint64_t word = 0;
+  std::memcpy(&word, data, sizeof word);
+  // Leading spaces become zero bytes; the bit set at byte 4 stops the count there.
+  const auto shift = static_cast<unsigned>(__builtin_ctzll((word ^ 0x2020202020202020ULL) | (1ULL << 32))) & 0x38U;
+  const std::uint64_t content = word >> shift;
+  const bool list_item = ((content & 0xFFFFU) == ('-' | ' ' << 8)) & !ends_a_dash[(content >> 16) & 0xFFU];
+  return block_starts[content & 0xFFU] & !list_item;
+}
+
+// A chunk of the text's line ends, found 64 bytes at a time.
+struct line_ends {
+  static constexpr std::size_t block = 64;
+  static constexpr std::size_t blocks = 16;  // per chunk
+  std::array<std::size_t, block * blocks + 2> at;
+  std::size_t count = 0;
+};
+
+// Writes the ends of the 64 bytes at `p`, whose '\n' bytes are the set bits of `mask`, at `to`;
+// returns how many. The first two are written whether there or not (what is written past the
+// last is not counted): most blocks of prose end one or two lines, and a loop over them would
+// end at random, a branch the CPU mispredicts once per block. Without POPCNT (the x86-64
+// baseline), the bits are counted as they are taken.
+template <bool popcnt>
+[[gnu::always_inline]] inline std::size_t write_ends(std::size_t* to, std::size_t p, std::uint64_t mask) noexcept {
+  // Bit 63 keeps ctz defined once the mask is spent.
+  const auto next = [&] {
+    const std::size_t end = p + static_cast<std::size_t>(__builtin_ctzll(mask | (1ULL << 63)));
+    mask &= mask - 1;
+    return end;
+  };
+  std::size_t count = 0;
+  if constexpr (popcnt) {
+    count = static_cast<std::size_t>(__builtin_popcountll(mask));
+    to[0] = next();
+    to[1] = next();
+    for (std::size_t i = 2; i < count; ++i) to[i] = next();
+  } else {
+    count += mask != 0 ? 1 : 0;
+    to[0] = next();
+    count += mask != 0 ? 1 : 0;
+    to[1] = next();
+    while (mask != 0) to[count++] = next();
+  }
+  return count;
+}
+
+// The line ends of text[p, p + 64 * line_ends::blocks): in the x86-64 baseline, SSE2.
+void fill_sse2(const char* data, std::size_t p, line_ends& ends) noexcept {
   const __m128i newline = _mm_set1_epi8('\n');
-  const auto newlines = [&](std::size_t at) {
+  const auto bits = [&](std::size_t at) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + at));
     return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, newline))));
   };
-  for (; p + 64 <= text.size(); p += 64) {
-    std::uint64_t mask = newlines(p) | newlines(p + 16) << 16 | newlines(p + 32) << 32 | newlines(p + 48) << 48;
-    while (mask != 0) {
-      const std::size_t end = p + static_cast<std::size_t>(__builtin_ctzll(mask));
-      mask &= mask - 1;
-      if (worth_a_look(data, start)) s.look_at(line, start, end);
-      start = end + 1;
-      if (++line > stop_line) return line;
+  std::size_t count = 0;
+  for (std::size_t b = 0; b < line_ends::blocks; ++b, p += line_ends::block) {
+    count += write_ends<false>(ends.at.data() + count, p,
+                               bits(p) | bits(p + 16) << 16 | bits(p + 32) << 32 | bits(p + 48) << 48);
+  }
+  ends.count = count;
+}
+
+// The same with AVX2, BMI and POPCNT, where the CPU has them (nearly every x86-64 since 2013).
+[[gnu::target("avx2")]] inline std::uint64_t newline_bits_avx2(const char* at) noexcept {
+  const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(bytes, _mm256_set1_epi8('\n'))));
+}
+
+[[gnu::target("avx2,bmi,popcnt")]] void fill_avx2(const char* data, std::size_t p, line_ends& ends) noexcept {
+  std::size_t count = 0;
+  for (std::size_t b = 0; b < line_ends::blocks; ++b, p += line_ends::block) {
+    count += write_ends<true>(ends.at.data() + count, p,
+                              newline_bits_avx2(data + p) | newline_bits_avx2(data + p + 32) << 32);
+  }
+  ends.count = count;
+}
+
+using fill_fn = void (*)(const char*, std::size_t, line_ends&) noexcept;
+
+fill_fn fill_for(scan_isa isa) noexcept {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+                           __builtin_cpu_supports("popcnt");
+  return isa == scan_isa::sse2 || !avx2 ? fill_sse2 : fill_avx2;
+}
+
+#endif
+
+// The scan of find_headings(), up to line stop_line (or a little past it); returns the lines it
+// counted, all of the text's when it reached the end.
+//
+// A line end is a branch the CPU cannot predict, and most lines are no heading, so the lines
+// are taken a chunk at a time, in three loops that mostly run the same way every time: the
+// chunk's line ends (fill), which of those lines are worth a look (a store and an add per line,
+// no branch), and a look at each of those, in order (a fence hides what follows it).
+// `newlines`, when given, keeps the '\n' bytes near the text's ends.
+std::size_t scan(std::string_view text, std::size_t first_line, std::size_t last_line, std::size_t stop_line,
+                 std::vector<heading>& out, newline_index* newlines, [[maybe_unused]] scan_isa isa) {
+  scanner s(text, first_line, last_line, out);
+  const char* const data = text.data();
+  std::size_t line = 1;  // the line that starts at `start`
+  std::size_t start = 0;
+  std::size_t p = 0;
+#if defined(__SSE2__)
+  const fill_fn fill = fill_for(isa);
+  line_ends ends;
+  std::array<std::uint16_t, line_ends::block * line_ends::blocks> looks;  // indexes into ends.at
+  constexpr std::size_t chunk = line_ends::block * line_ends::blocks;
+  // A chunk is taken while 8 bytes past it are the text's: worth_a_look_8() may read them.
+  for (; p + chunk + 8 <= text.size(); p += chunk) {
+    fill(data, p, ends);
+    if (newlines != nullptr && (p < newlines->head_limit || p + chunk > newlines->tail_from)) {
+      for (std::size_t i = 0; i < ends.count; ++i) newlines->add(ends.at[i]);
     }
+    std::size_t worth = 0;
+    std::size_t line_start = start;
+    for (std::size_t i = 0; i < ends.count; ++i) {
+      looks[worth] = static_cast<std::uint16_t>(i);
+      worth += worth_a_look_8(data + line_start) ? 1 : 0;
+      line_start = ends.at[i] + 1;
+    }
+    for (std::size_t j = 0; j < worth; ++j) {
+      const std::size_t i = looks[j];
+      if (line + i > stop_line) return line + i;
+      s.look_at(line + i, i == 0 ? start : ends.at[i - 1] + 1, ends.at[i]);
+    }
+    line += ends.count;
+    start = line_start;
+    if (line > stop_line) return line;
   }
 #endif
+  // The rest, a line at a time; data[start] is the '\n' of an empty line.
   while (const void* newline_at = std::memchr(data + p, '\n', text.size() - p)) {
     const auto end = static_cast<std::size_t>(static_cast<const char*>(newline_at) - data);
+    if (newlines != nullptr) newlines->add(end);
     if (worth_a_look(data, start)) s.look_at(line, start, end);
     start = end + 1;
     p = start;
@@ -267,20 +381,22 @@ std::size_t scan(std::string_view text, std::size_t first_line, std::size_t last
 
 }  // namespace
 
-std::vector<heading> find_headings(std::string_view text, std::size_t first_line, std::size_t last_line) {
+std::vector<heading> find_headings(std::string_view text, std::size_t first_line, std::size_t last_line,
+                                   scan_isa isa) {
   std::vector<heading> out;
   if (first_line > last_line) return out;
   // A setext heading on last_line may be underlined this many lines further down.
   constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
   scan(text, first_line, last_line, last_line > most - max_paragraph_lines ? most : last_line + max_paragraph_lines,
-       out);
+       out, nullptr, isa);
   return out;
 }
 
-heading_scan scan_headings(std::string_view text) {
+heading_scan scan_headings(std::string_view text, std::size_t edge_bytes, scan_isa isa) {
   constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
   heading_scan result;
-  result.lines = scan(text, 1, most, most, result.headings);
+  result.newlines.reset(text.size(), edge_bytes);
+  result.lines = scan(text, 1, most, most, result.headings, &result.newlines, isa);
   return result;
 }
 

@@ -25,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/text/newline_index.hpp"
+
 namespace handoff {
 
 struct heading {
@@ -34,20 +36,27 @@ struct heading {
   std::size_t title_end = 0;
 };
 
+// The instructions the scan finds line ends with: the best the CPU has (AVX2), or the x86-64
+// baseline (SSE2) even where AVX2 is there, for tests that compare the two. Same result.
+enum class scan_isa { best, sse2 };
+
 // The headings that start on lines first_line..last_line, in order. The whole text before
 // first_line is read too (a fence opened there hides what follows), nothing after last_line.
-// One pass: line ends are found 16 bytes at a time, and only lines whose first byte can start a
-// heading or a fence are looked at further.
+// One pass: line ends are found 64 bytes at a time, and only lines that can start a heading or a
+// fence are looked at further.
 std::vector<heading> find_headings(std::string_view text, std::size_t first_line = 1,
-                                   std::size_t last_line = std::numeric_limits<std::size_t>::max());
+                                   std::size_t last_line = std::numeric_limits<std::size_t>::max(),
+                                   scan_isa isa = scan_isa::best);
 
 struct heading_scan {
   std::vector<heading> headings;  // every heading of the text, in order
   std::size_t lines = 1;          // the text's lines, as text_shape counts them
+  newline_index newlines;         // the '\n' bytes of its first and last edge_bytes
 };
 
-// Every heading of `text`, and its lines counted in the same pass (for a projection that needs
-// both: measure() would be a second pass over the same bytes).
-heading_scan scan_headings(std::string_view text);
+// Every heading of `text`, its lines counted and the '\n' bytes of its first and last
+// `edge_bytes` kept, in the same pass (for a projection, which needs all three: measure() and a
+// memchr per line of the head and the tail would read the same bytes again).
+heading_scan scan_headings(std::string_view text, std::size_t edge_bytes = 0, scan_isa isa = scan_isa::best);
 
 }  // namespace handoff

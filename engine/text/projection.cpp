@@ -131,27 +131,25 @@ struct outlined_cut {
 // room would leave fit in less, the cut leaves only what they take, so that a short outline
 // costs the head and tail no more than its own size. None when no heading is omitted or no
 // outline fits (the projection is then made as if there were no outline).
-// `scanned`: the text's headings when the caller has them already.
 std::optional<outlined_cut> cut_with_outline(std::string_view text, std::size_t total_lines,
                                              const projection_limits& limits, body_budget budget,
                                              const body_cut& cut, const artifact_ref& artifact,
-                                             const std::vector<heading>* scanned) {
+                                             const heading_scan& scanned) {
   const outline_size most{limits.max_bytes / 8, limits.max_lines / 8};
-  if (!limits.outline) return std::nullopt;
   if (budget.bytes < most.bytes + min_body_bytes || budget.lines < most.lines + min_body_lines) return std::nullopt;
-  std::vector<heading> found;
-  if (scanned == nullptr) found = find_headings(text);
-  const std::vector<heading>& headings = scanned == nullptr ? found : *scanned;
+  const std::vector<heading>& headings = scanned.headings;
   if (starting_in(headings, omitted_of(cut, total_lines)).empty()) return std::nullopt;
-  outlined_cut result{cut_body(text, total_lines, {budget.bytes - most.bytes, budget.lines - most.lines},
-                               limits.head_share),
-                      outline{}};
+  const auto recut = [&](outline_size room) {
+    return cut_body(text, total_lines, {budget.bytes - room.bytes, budget.lines - room.lines}, limits.head_share,
+                    &scanned.newlines);
+  };
+  outlined_cut result{recut(most), outline{}};
   const outline_size full =
       outline::full_size(starting_in(headings, omitted_of(result.cut, total_lines)), text, artifact);
   outline_size room = most;
   if (full.bytes <= most.bytes && full.lines <= most.lines) {
     room = full;
-    result.cut = cut_body(text, total_lines, {budget.bytes - room.bytes, budget.lines - room.lines}, limits.head_share);
+    result.cut = recut(room);
   }
   const line_span omitted = omitted_of(result.cut, total_lines);
   result.listing = outline::choose(starting_in(headings, omitted), text, omitted, artifact, room);
@@ -178,9 +176,10 @@ std::size_t min_cut_bytes(text_shape total, const artifact_ref& artifact) {
 
 namespace {
 
-// project() for a text of shape `total`, whose headings are `scanned` when already known.
+// project() for a text of shape `total`, whose headings and '\n' bytes near its ends are
+// `scanned` when already known.
 projection project_with(std::string_view text, const projection_limits& limits, const artifact_ref& artifact,
-                        text_shape total, const std::vector<heading>* scanned) {
+                        text_shape total, const heading_scan* scanned) {
   projection result;
   result.total = measure(text, total);
   if (within(result.total, limits)) {
@@ -201,14 +200,21 @@ projection project_with(std::string_view text, const projection_limits& limits, 
                                 std::to_string(notices.bytes) + "-byte marker and footer");
   }
   const body_budget budget{limits.max_bytes - notices.bytes, limits.max_lines - notices.lines};
-  body_cut cut = cut_body(text, result.total.lines, budget, limits.head_share);
+  // The outline needs the text's headings: the pass that finds them keeps the '\n' bytes the
+  // cut looks for too.
+  std::optional<heading_scan> own_scan;
+  if (limits.outline && scanned == nullptr) scanned = &own_scan.emplace(scan_headings(text, limits.max_bytes));
+  body_cut cut = cut_body(text, result.total.lines, budget, limits.head_share,
+                          scanned == nullptr ? nullptr : &scanned->newlines);
   // The caller's line count is trusted, not checked (that would take the scan it saves); one
   // that leaves the head and the tail overlapping cannot be this text's: count after all.
   const auto overlapping = [&](const body_cut& c) {
     return c.head_end > c.tail_start || c.head_lines + c.tail_lines > result.total.lines;
   };
   std::optional<outlined_cut> outlined;
-  if (!overlapping(cut)) outlined = cut_with_outline(text, result.total.lines, limits, budget, cut, artifact, scanned);
+  if (scanned != nullptr && !overlapping(cut)) {
+    outlined = cut_with_outline(text, result.total.lines, limits, budget, cut, artifact, *scanned);
+  }
   if (outlined) {
     cut = outlined->cut;
     result.outline_listed = outlined->listing.listed();
@@ -263,8 +269,8 @@ projection project(std::string_view text, const projection_limits& limits, const
   // A text over the byte limit is cut, and the cut's outline needs its headings: the pass that
   // finds them counts the lines too, in place of measure().
   if (limits.outline && text.size() > limits.max_bytes) {
-    const heading_scan scan = scan_headings(text);
-    return project_with(text, limits, artifact, {text.size(), scan.lines}, &scan.headings);
+    const heading_scan scan = scan_headings(text, limits.max_bytes);
+    return project_with(text, limits, artifact, {text.size(), scan.lines}, &scan);
   }
   return project_with(text, limits, artifact, measure(text), nullptr);
 }

@@ -28,7 +28,9 @@ std::size_t less_or_zero(std::size_t a, std::size_t b) noexcept { return a > b ?
 
 class cutter {
  public:
-  cutter(std::string_view text, std::size_t total_lines) : text_(text), total_lines_(total_lines) {
+  cutter(std::string_view text, std::size_t total_lines, const newline_index* newlines)
+      : text_(text), total_lines_(total_lines), newlines_(newlines) {
+    if (newlines_ != nullptr) tail_cursor_ = newlines_->tail.size();
     cut_.tail_start = text.size();
     // The empty line after a final '\n' is the tail's first, and free: see free_final_line_.
     if (free_final_line_ && whole_line_free()) cut_.tail_lines = 1;
@@ -48,46 +50,48 @@ class cutter {
 
   // Takes whole lines from the front while the head stays within max_bytes / max_lines.
   void take_head_lines(std::size_t max_bytes, std::size_t max_lines) noexcept {
+    if (take_head_lines_indexed(max_bytes, max_lines)) return;
     while (!cut_.head_partial && whole_line_free() && head_lines() < max_lines &&
            head_bytes() < max_bytes) {
       const std::size_t room = max_bytes - head_bytes();
       const std::size_t pos = cut_.head_end;
       // The next line fits when its '\n' is among the next `room` bytes (it costs length + 1).
       const std::size_t window = std::min(room, text_.size() - pos);
-      const void* newline = std::memchr(text_.data() + pos, '\n', window);
-      if (newline == nullptr) return;
-      cut_.head_end = offset_of(newline) + 1;
+      const std::size_t newline = next_newline(pos, window);
+      if (newline == npos) return;
+      cut_.head_end = newline + 1;
       ++cut_.head_lines;
     }
   }
 
   // Takes whole lines from the back while the tail stays within max_bytes / max_lines.
   void take_tail_lines(std::size_t max_bytes, std::size_t max_lines) noexcept {
+    if (take_tail_lines_indexed(max_bytes, max_lines)) return;
     while (!cut_.tail_partial && whole_line_free() && tail_lines() < max_lines &&
            tail_bytes() < max_bytes) {
       const std::size_t room = max_bytes - tail_bytes();
       const std::size_t end = tail_line_end();
       // The next line fits when the '\n' before it is among the `room` bytes before its end.
       const std::size_t window = std::min(room, end);
-      const void* newline = ::memrchr(text_.data() + (end - window), '\n', window);
-      if (newline == nullptr) return;
-      cut_.tail_start = offset_of(newline) + 1;
+      const std::size_t newline = last_newline(end, window);
+      if (newline == npos) return;
+      cut_.tail_start = newline + 1;
       ++cut_.tail_lines;
     }
   }
 
   // True when the head's next line costs more than `share` bytes of output (length >= share).
-  bool head_line_longer_than(std::size_t share) const noexcept {
+  bool head_line_longer_than(std::size_t share) noexcept {
     const std::size_t pos = cut_.head_end;
     if (cut_.head_partial || text_.size() - pos < share) return false;
-    return std::memchr(text_.data() + pos, '\n', share) == nullptr;
+    return next_newline(pos, share) == npos;
   }
 
   // True when the tail's next line costs more than `share` bytes of output (length >= share).
-  bool tail_line_longer_than(std::size_t share) const noexcept {
+  bool tail_line_longer_than(std::size_t share) noexcept {
     const std::size_t end = tail_line_end();
     if (cut_.tail_partial || end < share) return false;
-    return ::memrchr(text_.data() + (end - share), '\n', share) == nullptr;
+    return last_newline(end, share) == npos;
   }
 
   // Shows the start of the head's next line in `room` bytes of output (its '\n' included).
@@ -96,9 +100,7 @@ class cutter {
     const std::size_t pos = cut_.head_end;
     std::size_t limit = std::min(pos + (room - 1), cut_.tail_start);
     // The line is longer than the room; this bound only keeps a wrong caller inside the line.
-    if (const void* newline = std::memchr(text_.data() + pos, '\n', limit - pos)) {
-      limit = offset_of(newline);
-    }
+    if (const std::size_t newline = next_newline(pos, limit - pos); newline != npos) limit = newline;
     const std::size_t end = utf8_floor(text_, limit);
     if (end <= pos) return;
     cut_.head_end = end;
@@ -110,9 +112,7 @@ class cutter {
     if (room < 2 || cut_.tail_partial) return;
     const std::size_t end = tail_line_end();
     std::size_t limit = std::max(end - std::min(end, room - 1), cut_.head_end);
-    if (const void* newline = ::memrchr(text_.data() + limit, '\n', end - limit)) {
-      limit = offset_of(newline) + 1;
-    }
+    if (const std::size_t newline = last_newline(end, end - limit); newline != npos) limit = newline + 1;
     const std::size_t start = utf8_ceil(text_, limit);
     if (start >= end) return;
     cut_.tail_start = start;
@@ -122,6 +122,78 @@ class cutter {
   const body_cut& result() const noexcept { return cut_; }
 
  private:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+  // The first '\n' of text[pos, pos + window), or npos. From the index when it holds that
+  // range: the head's queries only move forward, so a cursor finds each in a step or two.
+  std::size_t next_newline(std::size_t pos, std::size_t window) noexcept {
+    if (newlines_ == nullptr || pos + window > newlines_->head_limit) {
+      const void* newline = std::memchr(text_.data() + pos, '\n', window);
+      return newline == nullptr ? npos : offset_of(newline);
+    }
+    const std::vector<std::size_t>& at = newlines_->head;
+    if (head_cursor_ > 0 && at[head_cursor_ - 1] >= pos) head_cursor_ = 0;  // moved back: start over
+    while (head_cursor_ < at.size() && at[head_cursor_] < pos) ++head_cursor_;
+    return head_cursor_ < at.size() && at[head_cursor_] - pos < window ? at[head_cursor_] : npos;
+  }
+
+  // The last '\n' of text[end - window, end), or npos; the tail's queries only move back.
+  std::size_t last_newline(std::size_t end, std::size_t window) noexcept {
+    if (newlines_ == nullptr || end - window < newlines_->tail_from) {
+      const void* newline = ::memrchr(text_.data() + (end - window), '\n', window);
+      return newline == nullptr ? npos : offset_of(newline);
+    }
+    const std::vector<std::size_t>& at = newlines_->tail;
+    if (tail_cursor_ < at.size() && at[tail_cursor_] < end) tail_cursor_ = at.size();  // moved on: start over
+    while (tail_cursor_ > 0 && at[tail_cursor_ - 1] >= end) --tail_cursor_;
+    return tail_cursor_ > 0 && end - at[tail_cursor_ - 1] <= window ? at[tail_cursor_ - 1] : npos;
+  }
+
+  // How many more whole lines may be taken, at the head and the tail together (see
+  // whole_line_free()).
+  std::size_t free_lines() const noexcept {
+    const std::size_t taken = cut_.head_lines + cut_.tail_lines + 1;
+    return total_lines_ > taken ? total_lines_ - taken : 0;
+  }
+
+  // take_head_lines() in one step, from the index: the lines whose '\n' lies before max_bytes,
+  // as many as the lines allow. False when the index does not hold those bytes.
+  bool take_head_lines_indexed(std::size_t max_bytes, std::size_t max_lines) noexcept {
+    if (newlines_ == nullptr || std::min(max_bytes, text_.size()) > newlines_->head_limit) return false;
+    if (cut_.head_partial) return true;
+    const std::vector<std::size_t>& at = newlines_->head;
+    const auto first = std::lower_bound(at.begin(), at.end(), cut_.head_end);
+    const auto last = std::lower_bound(first, at.end(), max_bytes);
+    std::size_t take = static_cast<std::size_t>(last - first);
+    take = std::min(take, max_lines > head_lines() ? max_lines - head_lines() : 0);
+    take = std::min(take, free_lines());
+    if (take == 0) return true;
+    cut_.head_end = first[static_cast<std::ptrdiff_t>(take) - 1] + 1;
+    cut_.head_lines += take;
+    return true;
+  }
+
+  // take_tail_lines() in one step: each line taken leaves less room for the next by its own
+  // cost, so the lines taken are those whose '\n' lies at or after `size - max_bytes` (one
+  // byte further back when the free final line is the text's own '\n').
+  bool take_tail_lines_indexed(std::size_t max_bytes, std::size_t max_lines) noexcept {
+    if (newlines_ == nullptr) return false;
+    const std::size_t own = free_final_line_ ? 1 : 0;
+    const std::size_t from = text_.size() > max_bytes + own ? text_.size() - max_bytes - own : 0;
+    if (from < newlines_->tail_from) return false;
+    if (cut_.tail_partial || free_lines() == 0) return true;
+    const std::vector<std::size_t>& at = newlines_->tail;
+    const auto first = std::lower_bound(at.begin(), at.end(), from);
+    const auto last = std::lower_bound(first, at.end(), tail_line_end());
+    std::size_t take = static_cast<std::size_t>(last - first);
+    take = std::min(take, max_lines > tail_lines() ? max_lines - tail_lines() : 0);
+    take = std::min(take, free_lines());
+    if (take == 0) return true;
+    cut_.tail_start = *(last - static_cast<std::ptrdiff_t>(take)) + 1;
+    cut_.tail_lines += take;
+    return true;
+  }
+
   // A whole line may be taken only while the head's next line (head_lines + 1) comes before
   // the tail's next line (total_lines - tail_lines): one line then still lies between.
   bool whole_line_free() const noexcept {
@@ -141,13 +213,16 @@ class cutter {
   std::size_t total_lines_;
   // The text ends in '\n': its last line is empty and always in the tail (total_lines >= 2).
   bool free_final_line_ = !text_.empty() && text_.back() == '\n';
+  const newline_index* newlines_;
+  std::size_t head_cursor_ = 0;  // into newlines_->head: the first '\n' at or after the last query
+  std::size_t tail_cursor_ = 0;  // into newlines_->tail: past the last '\n' before the last query
   body_cut cut_;
 };
 
 }  // namespace
 
-body_cut cut_body(std::string_view text, std::size_t total_lines, body_budget budget,
-                  double head_share) {
+body_cut cut_body(std::string_view text, std::size_t total_lines, body_budget budget, double head_share,
+                  const newline_index* newlines) {
   const auto head_share_bytes =
       static_cast<std::size_t>(static_cast<double>(budget.bytes) * head_share);
   const std::size_t tail_share_bytes = budget.bytes - head_share_bytes;
@@ -156,7 +231,7 @@ body_cut cut_body(std::string_view text, std::size_t total_lines, body_budget bu
       static_cast<std::size_t>(std::llround(static_cast<double>(budget.lines) * head_share));
   const std::size_t head_share_lines = std::clamp<std::size_t>(rounded_lines, 1, budget.lines - 1);
 
-  cutter c(text, total_lines);
+  cutter c(text, total_lines, newlines);
   c.take_head_lines(head_share_bytes, head_share_lines);
   c.take_tail_lines(budget.bytes - c.head_bytes(), budget.lines - c.head_lines());
   c.take_head_lines(budget.bytes - c.tail_bytes(), budget.lines - c.tail_lines());

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string_view>
 
+#include "engine/text/newline_index.hpp"
+
 namespace handoff {
 
 // Output the head and tail may take together. In the projection every shown line, whole or
@@ -34,8 +36,10 @@ struct body_cut {
 // the tail then leaves goes back to the head. A side cuts inside a line only when that line
 // alone is longer than its byte share, at a UTF-8 character boundary.
 //
-// Looks only at the bytes it can show (memchr/memrchr from both ends), never at the middle.
-body_cut cut_body(std::string_view text, std::size_t total_lines, body_budget budget,
-                  double head_share);
+// Looks only at the bytes it can show (memchr/memrchr from both ends), never at the middle;
+// `newlines`, when given, holds the '\n' bytes of at least the budget's bytes at each end, and
+// is asked instead.
+body_cut cut_body(std::string_view text, std::size_t total_lines, body_budget budget, double head_share,
+                  const newline_index* newlines = nullptr);
 
 }  // namespace handoff

@@ -2,6 +2,8 @@
 // it starts on, and what it does not (fenced code, list items, thematic breaks, "#5").
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,5 +120,83 @@ TEST_CASE("lines are Pi's: CRLF, a text without a final newline, a heading on th
     CAPTURE(pad);
     const std::string text = std::string(pad, 'x') + "\n# H\n" + std::string(pad, 'y') + "\n\nP\n---";
     CHECK(headings_of(text) == std::vector<seen>{{2, 1, "H"}, {5, 2, "P"}});
+  }
+}
+
+namespace {
+
+// A long text of every kind of line, each group after a blank line, with line lengths drawn so
+// that line starts fall on every offset of the 64-byte blocks and the 1 KiB chunks the scan
+// reads; `expected` gets the headings the text holds as it is built.
+std::string long_markdown(std::vector<seen>& expected, std::size_t groups) {
+  std::string text;
+  std::size_t line = 1;
+  const auto add = [&](const std::string& content) {
+    text += content;
+    text += '\n';
+    ++line;
+  };
+  for (std::size_t i = 0; i < groups; ++i) {
+    const std::string n = std::to_string(i);
+    add(std::string(i * 7 % 61, 'x'));  // filler: a paragraph line, or blank
+    add("");
+    switch (i % 9) {
+      case 0: expected.push_back({line, 1, "T" + n}); add("# T" + n); break;
+      case 1: expected.push_back({line, 3, "T" + n}); add("   ### T" + n + " ###"); break;
+      case 2: add("- item " + n); add("  - nested"); break;
+      case 3: expected.push_back({line, 2, "P" + n}); add("P" + n); add("---"); break;
+      case 4: add("    # indented code " + n); break;
+      case 5: expected.push_back({line, 2, "Q" + n}); add("Q" + n); add("-  "); break;
+      case 6: add("```"); add("# hidden " + n); add("- - -"); add("```"); break;
+      case 7: expected.push_back({line, 1, "S" + n}); add("S" + n); add("  ===="); break;
+      default: add("~~~~ text"); add("## hidden"); add("~~~~"); add("- -x"); break;
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("a long text: the same headings, line count and kept line ends with either instruction set") {
+  std::vector<seen> expected;
+  const std::string text = long_markdown(expected, 600);
+  REQUIRE(text.size() > 20 * 1024);
+  std::vector<std::size_t> newlines;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') newlines.push_back(i);
+  }
+  for (const handoff::scan_isa isa : {handoff::scan_isa::best, handoff::scan_isa::sse2}) {
+    CAPTURE(static_cast<int>(isa));
+    // Every cut of the text's end, so that its last lines come in the line-at-a-time rest too.
+    for (std::size_t cut = text.size() - 130; cut <= text.size(); ++cut) {
+      CAPTURE(cut);
+      const std::string_view part(text.data(), cut);
+      // Headings whose lines all end in a '\n' of the part: one on its unended last line may be
+      // cut short (the short cases above check that line).
+      const auto ended_lines = static_cast<std::size_t>(std::count(part.begin(), part.end(), '\n'));
+      const auto last_line_of = [](const seen& s) { return s.line + (s.title[0] == 'T' ? 0 : 1); };
+      std::vector<seen> want;
+      for (const seen& s : expected) {
+        if (last_line_of(s) <= ended_lines) want.push_back(s);
+      }
+      const handoff::heading_scan scan = handoff::scan_headings(part, 4096, isa);
+      std::vector<seen> got;
+      for (const heading& h : scan.headings) {
+        seen s{h.line, h.level, std::string(part.substr(h.title_begin, h.title_end - h.title_begin))};
+        if (last_line_of(s) <= ended_lines) got.push_back(s);
+      }
+      CHECK(got == want);
+      CHECK(scan.lines == ended_lines + 1);
+      std::vector<std::size_t> head;
+      std::vector<std::size_t> tail;
+      for (const std::size_t at : newlines) {
+        if (at < 4096 && at < cut) head.push_back(at);
+        if (at >= cut - 4096 && at < cut) tail.push_back(at);
+      }
+      CHECK(scan.newlines.head == head);
+      CHECK(scan.newlines.tail == tail);
+      CHECK(handoff::find_headings(part, 1, std::numeric_limits<std::size_t>::max(), isa).size() ==
+            scan.headings.size());
+    }
   }
 }
