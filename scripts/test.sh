@@ -14,4 +14,4 @@ npm ci --prefix "$root/client/pi/test/peers" --no-audit --no-fund --loglevel=err
 npm ci --prefix "$root/tests/claude-code" --no-audit --no-fund --loglevel=error >/dev/null
 ctest --test-dir "$build" --output-on-failure --timeout 600 -j2
 # Every libFuzzer target for a short run (HANDOFF_FUZZ_SECONDS each; scripts/fuzz.sh).
-"$root/scripts/fuzz.sh" "${HANDOFF_FUZZ_SECONDS:-60}"
+"$root/scripts/fuzz.sh" "${HANDOFF_FUZZ_SECONDS:-30}"
