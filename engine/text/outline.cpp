@@ -4,6 +4,9 @@
 #include "engine/text/outline.hpp"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <limits>
 #include <string>
 
 #include "utf8.hpp"
@@ -12,6 +15,18 @@ namespace handoff {
 namespace {
 
 constexpr std::string_view clip_mark = "...";
+
+// What each byte of a title is shown as: control characters as a space, '[' and ']' as '(' and
+// ')' (an entry then never reads as the marker or the footer), every other byte as itself.
+constexpr std::array<unsigned char, 256> title_byte = [] {
+  std::array<unsigned char, 256> shown{};
+  for (std::size_t b = 0; b < shown.size(); ++b) shown[b] = static_cast<unsigned char>(b);
+  for (std::size_t b = 0; b < 0x20; ++b) shown[b] = ' ';
+  shown[0x7F] = ' ';
+  shown['['] = '(';
+  shown[']'] = ')';
+  return shown;
+}();
 
 void append_header(std::string& out, const artifact_ref& artifact) {
   out += "[Omitted sections, at their lines of the full text (";
@@ -93,25 +108,17 @@ std::size_t spread(std::size_t j, std::size_t k, std::size_t m) noexcept { retur
 }  // namespace
 
 void append_outline_entry(std::string& out, const heading& h, std::string_view text) {
-  out += std::to_string(h.line);
+  std::array<char, std::numeric_limits<std::size_t>::digits10 + 1> number{};
+  out.append(number.data(), std::to_chars(number.data(), number.data() + number.size(), h.line).ptr);
   out.push_back(' ');
   out.append(h.level, '#');
   out.push_back(' ');
   std::string_view title = title_of(h, text);
   const bool clipped = title.size() > max_outline_title_bytes;
   if (clipped) title = title.substr(0, utf8_floor(title, max_outline_title_bytes - clip_mark.size()));
-  for (const char c : title) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20U || byte == 0x7FU) {
-      out.push_back(' ');
-    } else if (c == '[') {
-      out.push_back('(');
-    } else if (c == ']') {
-      out.push_back(')');
-    } else {
-      out.push_back(c);
-    }
-  }
+  const std::size_t at = out.size();
+  out += title;
+  for (std::size_t i = at; i < out.size(); ++i) out[i] = static_cast<char>(title_byte[static_cast<unsigned char>(out[i])]);
   if (clipped) out += clip_mark;
 }
 
