@@ -8,6 +8,7 @@
 
 #include <string.h>  // memrchr: a GNU extension, declared by glibc's <string.h> only
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -249,7 +250,7 @@ inline bool worth_a_look_8(const char* data) noexcept {
 // A chunk of the text's line ends, found 64 bytes at a time.
 struct line_ends {
   static constexpr std::size_t block = 64;
-  static constexpr std::size_t blocks = 16;  // per chunk
+  static constexpr std::size_t blocks = 64;  // per chunk
   std::array<std::size_t, block * blocks + 2> at;
   std::size_t count = 0;
 };
@@ -283,15 +284,16 @@ template <bool popcnt>
   return count;
 }
 
-// The line ends of text[p, p + 64 * line_ends::blocks): in the x86-64 baseline, SSE2.
-void fill_sse2(const char* data, std::size_t p, line_ends& ends) noexcept {
+// The line ends of text[p, p + 64 * blocks), blocks <= line_ends::blocks: in the x86-64
+// baseline, SSE2.
+void fill_sse2(const char* data, std::size_t p, std::size_t blocks, line_ends& ends) noexcept {
   const __m128i newline = _mm_set1_epi8('\n');
   const auto bits = [&](std::size_t at) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + at));
     return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, newline))));
   };
   std::size_t count = 0;
-  for (std::size_t b = 0; b < line_ends::blocks; ++b, p += line_ends::block) {
+  for (std::size_t b = 0; b < blocks; ++b, p += line_ends::block) {
     count += write_ends<false>(ends.at.data() + count, p,
                                bits(p) | bits(p + 16) << 16 | bits(p + 32) << 32 | bits(p + 48) << 48);
   }
@@ -304,16 +306,17 @@ void fill_sse2(const char* data, std::size_t p, line_ends& ends) noexcept {
   return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(bytes, _mm256_set1_epi8('\n'))));
 }
 
-[[gnu::target("avx2,bmi,popcnt")]] void fill_avx2(const char* data, std::size_t p, line_ends& ends) noexcept {
+[[gnu::target("avx2,bmi,popcnt")]] void fill_avx2(const char* data, std::size_t p, std::size_t blocks,
+                                                  line_ends& ends) noexcept {
   std::size_t count = 0;
-  for (std::size_t b = 0; b < line_ends::blocks; ++b, p += line_ends::block) {
+  for (std::size_t b = 0; b < blocks; ++b, p += line_ends::block) {
     count += write_ends<true>(ends.at.data() + count, p,
                               newline_bits_avx2(data + p) | newline_bits_avx2(data + p + 32) << 32);
   }
   ends.count = count;
 }
 
-using fill_fn = void (*)(const char*, std::size_t, line_ends&) noexcept;
+using fill_fn = void (*)(const char*, std::size_t, std::size_t, line_ends&) noexcept;
 
 fill_fn fill_for(scan_isa isa) noexcept {
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
@@ -342,10 +345,11 @@ std::size_t scan(std::string_view text, std::size_t first_line, std::size_t last
   const fill_fn fill = fill_for(isa);
   line_ends ends;
   std::array<std::uint16_t, line_ends::block * line_ends::blocks> looks;  // indexes into ends.at
-  constexpr std::size_t chunk = line_ends::block * line_ends::blocks;
-  // A chunk is taken while 8 bytes past it are the text's: worth_a_look_8() may read them.
-  for (; p + chunk + 8 <= text.size(); p += chunk) {
-    fill(data, p, ends);
+  // Whole blocks are taken while 8 bytes past them are the text's: worth_a_look_8() may read them.
+  while (p + line_ends::block + 8 <= text.size()) {
+    const std::size_t blocks = std::min(line_ends::blocks, (text.size() - 8 - p) / line_ends::block);
+    const std::size_t chunk = blocks * line_ends::block;
+    fill(data, p, blocks, ends);
     if (newlines != nullptr && (p < newlines->head_limit || p + chunk > newlines->tail_from)) {
       for (std::size_t i = 0; i < ends.count; ++i) newlines->add(ends.at[i]);
     }
@@ -363,6 +367,7 @@ std::size_t scan(std::string_view text, std::size_t first_line, std::size_t last
     }
     line += ends.count;
     start = line_start;
+    p += chunk;
     if (line > stop_line) return line;
   }
 #endif
