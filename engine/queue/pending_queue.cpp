@@ -124,6 +124,11 @@ bool pending_queue::known_already(const std::string& key) const {
   return by_key_.contains(key) || putting_.contains(key) || find_tombstone(key).has_value();
 }
 
+bool pending_queue::has_spare_text() const {
+  std::lock_guard lock(mutex_);
+  return spare_text_.has_value();
+}
+
 std::optional<unique_fd> pending_queue::take_spare_text() {
   std::lock_guard lock(mutex_);
   return std::exchange(spare_text_, std::nullopt);

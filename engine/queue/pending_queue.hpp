@@ -150,6 +150,9 @@ class pending_queue {
   // A snapshot taken after the last change: never waits for a write in progress (so the I/O
   // thread may call it), and may lag a change being made right now.
   stats statistics() const;
+  // True while an unnamed file is open and ready for the next large text (the writer opens one
+  // after each group it writes, when nothing waits; a put that finds none opens its own).
+  bool has_spare_text() const;
 
   // Forgets tombstones older than `age` (resends after that are treated as new). Reads done/.
   std::size_t expire_tombstones(std::chrono::seconds age);
