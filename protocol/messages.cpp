@@ -51,13 +51,15 @@ void shape<section_dto>::omitted_range::write(const section_dto& v, json& j) con
                              : json();
 }
 
-void shape<section_dto>::omitted_range::describe(json& fields) const {
+void shape<section_dto>::omitted_range::describe(json& out) const {
   const json count_type = std::string(count.kind);
-  fields.push_back({{"name", name},
-                    {"type", {{"object", {{{"name", "offset"}, {"type", count_type}, {"optional", false}, {"nullable", false}},
-                                          {{"name", "limit"}, {"type", count_type}, {"optional", false}, {"nullable", false}}}}}},
-                    {"optional", true},
-                    {"nullable", true}});
+  auto member = [&](std::string_view member_name) {
+    return json{{"name", member_name}, {"type", count_type}, {"optional", false}, {"nullable", false}};
+  };
+  out.push_back({{"name", name},
+                 {"type", {{"object", {member("offset"), member("limit")}}}},
+                 {"optional", true},
+                 {"nullable", true}});
 }
 
 void shape<cancel_request_params>::read(const field_reader& r, cancel_request_params& out, const context& c) {
