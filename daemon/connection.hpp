@@ -26,6 +26,7 @@
 
 #include "protocol/framing.hpp"
 #include "protocol/jsonrpc.hpp"
+#include "protocol/methods.hpp"
 #include "transport.hpp"
 
 namespace handoff::daemon {
@@ -78,6 +79,15 @@ class connection : public std::enable_shared_from_this<connection>, private fram
   // Sends a request to the client and waits for its reply, at most `timeout`.
   asio::awaitable<call_outcome> call(std::string_view method, const nlohmann::json& params,
                                      std::chrono::milliseconds timeout);
+  // The same for a daemon -> client method of protocol/methods.hpp, its params encoded by their
+  // description.
+  template <class Params, class Result>
+  asio::awaitable<call_outcome> call(const rpc::request_type<Params, Result, rpc::direction::to_client>& method,
+                                     Params params, std::chrono::milliseconds timeout) {
+    const std::string_view name = method.name;
+    const nlohmann::json encoded = rpc::encode(params);
+    co_return co_await call(name, encoded, timeout);
+  }
 
   std::uint64_t id() const noexcept { return id_; }
   bool is_open() const noexcept { return transport_.is_open(); }

@@ -77,7 +77,7 @@ std::optional<std::string> field_reader::optional_string(std::string_view key,
 }
 
 std::string field_reader::one_of(std::string_view key,
-                                 std::initializer_list<std::string_view> allowed) const {
+                                 std::span<const std::string_view> allowed) const {
   std::string s = string(key);
   for (std::string_view a : allowed)
     if (s == a) return s;

@@ -10,9 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +30,8 @@ class field_reader {
 
   // Member `key` when present and not null, else nullptr.
   const nlohmann::json* find(std::string_view key) const;
+  // Member `key` is there, even as null.
+  bool has(std::string_view key) const { return object_.contains(key); }
   // The member's path, for messages and nested readers: "usage.tokens", "childIds".
   std::string path_of(std::string_view key) const;
   [[noreturn]] void fail(std::string_view key, std::string_view what) const;
@@ -41,7 +43,7 @@ class field_reader {
   std::optional<std::string> optional_string(std::string_view key,
                                              std::size_t max_bytes = unlimited) const;
   // One of a closed set of strings ("done", "error", "cancelled").
-  std::string one_of(std::string_view key, std::initializer_list<std::string_view> allowed) const;
+  std::string one_of(std::string_view key, std::span<const std::string_view> allowed) const;
   // An identifier: 1..max_bytes bytes, no control characters (C0, DEL, C1).
   std::string id(std::string_view key, std::size_t max_bytes) const;
   std::optional<std::string> optional_id(std::string_view key, std::size_t max_bytes) const;

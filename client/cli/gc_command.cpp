@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cli/byte_size.hpp"
+#include "protocol/methods.hpp"
 
 namespace handoff::cli {
 namespace {
@@ -52,7 +53,7 @@ std::string render(const nlohmann::json& r) {
 
 int run_gc(const daemon_options& daemon, const gc_options& options) {
   return with_client("gc", daemon, [&](client::client& c, const rpc::initialize_result&) {
-    const nlohmann::json result = c.call("daemon/gc", {{"dryRun", options.dry_run}});
+    const nlohmann::json result = c.call(rpc::methods::daemon_gc.name, rpc::encode(rpc::gc_params{options.dry_run}));
     if (!(options.json ? print_json("gc", result) : print("gc", render(result)))) return exit_failure;
     const nlohmann::json& problems = result.at("problems");
     for (const nlohmann::json& p : problems) report("gc", p.get<std::string>());

@@ -11,6 +11,7 @@
 #include "offload.hpp"
 #include "parent_calls.hpp"
 #include "protocol/daemon_messages.hpp"
+#include "protocol/methods.hpp"
 #include "to_wire.hpp"
 
 namespace handoff::daemon {
@@ -155,7 +156,9 @@ asio::awaitable<bool> auto_delivery::send_delivery(std::shared_ptr<connection> e
   const std::shared_ptr<connection> endpoint = std::move(endpoint_param);
   const stored_delivery d = std::move(delivery);
   auto params = nlohmann::json::parse(d.payload);
-  auto outcome = co_await endpoint->call("parent/deliver", params, std::chrono::milliseconds(cfg_.deliver_timeout_ms));
+  // The params as recorded with the delivery (the same bytes on every resend).
+  auto outcome = co_await endpoint->call(rpc::methods::parent_deliver.name, params,
+                                         std::chrono::milliseconds(cfg_.deliver_timeout_ms));
   if (!outcome.ok()) {
     spdlog::info("delivery {} to '{}' not acknowledged ({}); it stays queued", d.delivery_id, d.parent_id,
                  outcome.error);

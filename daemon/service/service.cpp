@@ -19,32 +19,39 @@ using nlohmann::json;
 using rpc::errc;
 using rpc::rpc_error;
 
-template <class Params, class Json, class Handler>
-void service::bind(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h) {
-  methods_[std::move(name)].later = [this, decode, h](std::shared_ptr<connection> conn, json& params,
-                                                        const json&) -> asio::awaitable<reply> {
+template <class Method, class Handler>
+void service::bind(const Method& m, Handler h) {
+  static_assert(Method::dir == rpc::direction::to_daemon);
+  using params_type = typename Method::params_type;
+  methods_[std::string(m.name)].later = [this, h](std::shared_ptr<connection> conn, json& params,
+                                                  const json&) -> asio::awaitable<reply> {
     // Decoded into a named local first: g++ 12 mishandles a prvalue argument inside co_await.
-    // Before the first suspension, while `params` (the request's, in on_message) is there.
-    Params typed = decode(std::move(params), cfg_.wire);
+    // Before the first suspension, while `params` (the request's, in on_message) is there; its
+    // strings are moved out, not copied (a finalText is up to 64 MiB).
+    params_type typed = rpc::decode_params<params_type>(std::move(params), cfg_.wire);
     co_return co_await (this->*h)(std::move(conn), std::move(typed));
   };
 }
 
-template <class Params, class Json, class Handler>
-void service::bind_cancellable(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h) {
-  methods_[std::move(name)].later = [this, decode, h](std::shared_ptr<connection> conn, json& params,
-                                                        const json& id) -> asio::awaitable<reply> {
-    Params typed = decode(std::move(params), cfg_.wire);
+template <class Method, class Handler>
+void service::bind_cancellable(const Method& m, Handler h) {
+  static_assert(Method::dir == rpc::direction::to_daemon);
+  using params_type = typename Method::params_type;
+  methods_[std::string(m.name)].later = [this, h](std::shared_ptr<connection> conn, json& params,
+                                                  const json& id) -> asio::awaitable<reply> {
+    params_type typed = rpc::decode_params<params_type>(std::move(params), cfg_.wire);
     json request_id = id;  // copied before the first suspension, like the params
     co_return co_await (this->*h)(std::move(conn), std::move(typed), std::move(request_id));
   };
 }
 
-template <class Params, class Handler>
-void service::bind_now(std::string name, Params (*decode)(const json&, const rpc::wire_limits&), Handler h) {
-  methods_[std::move(name)].now = [this, decode, h](const std::shared_ptr<connection>& conn,
-                                                      const json& params) -> std::optional<reply> {
-    return (this->*h)(conn, decode(params, cfg_.wire));
+template <class Method, class Handler>
+void service::bind_now(const Method& m, Handler h) {
+  static_assert(Method::dir == rpc::direction::to_daemon);
+  using params_type = typename Method::params_type;
+  methods_[std::string(m.name)].now = [this, h](const std::shared_ptr<connection>& conn,
+                                                const json& params) -> std::optional<reply> {
+    return (this->*h)(conn, rpc::decode_params<params_type>(params, cfg_.wire));
   };
 }
 
@@ -67,19 +74,20 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
   // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11). `bind_now`:
   // answered on the I/O thread as the frame is read, and written at once when the outbox is
   // empty (dispatch.cpp); `bind`: a coroutine that may wait for the disk, the pool or events.
-  bind_now("initialize", &rpc::decode_initialize, &service::initialize);
-  bind_now("subagent/started", &rpc::decode_started, &service::started);
-  bind_now("subagent/progress", &rpc::decode_progress, &service::progress);
-  bind("subagent/completed", &rpc::take_completed, &service::completed);
-  bind("subagent/check", &rpc::decode_check, &service::check);
-  bind_cancellable("subagent/wait", &rpc::decode_wait, &service::wait);
-  bind("subagent/cancel", &rpc::decode_cancel, &service::cancel);
-  bind_now("parent/state", &rpc::decode_parent_state, &service::parent_state);
-  bind_now("$/cancelRequest", &rpc::decode_cancel_request, &service::cancel_request);
-  bind("artifact/read", &rpc::decode_artifact_read, &service::artifact_read);
-  bind_now("daemon/status", &rpc::decode_status, &service::status_now);  // when nothing to wait for
-  bind("daemon/status", &rpc::decode_status, &service::status);
-  bind("daemon/gc", &rpc::decode_gc, &service::gc);
+  namespace m = rpc::methods;
+  bind_now(m::initialize, &service::initialize);
+  bind_now(m::subagent_started, &service::started);
+  bind_now(m::subagent_progress, &service::progress);
+  bind(m::subagent_completed, &service::completed);
+  bind(m::subagent_check, &service::check);
+  bind_cancellable(m::subagent_wait, &service::wait);
+  bind(m::subagent_cancel, &service::cancel);
+  bind_now(m::parent_state, &service::parent_state);
+  bind_now(m::cancel_request, &service::cancel_request);
+  bind(m::artifact_read, &service::artifact_read);
+  bind_now(m::daemon_status, &service::status_now);  // when nothing to wait for
+  bind(m::daemon_status, &service::status);
+  bind(m::daemon_gc, &service::gc);
 }
 
 void service::on_closed(const std::shared_ptr<connection>& conn) {

@@ -32,6 +32,7 @@
 #include "ledger/ledger.hpp"
 #include "protocol/daemon_messages.hpp"
 #include "protocol/messages.hpp"
+#include "protocol/methods.hpp"
 #include "store_listing.hpp"
 #include "to_wire.hpp"
 
@@ -85,17 +86,17 @@ class service final : public message_sink {
     instant_handler now;  // needs neither the disk nor the pool
     handler later;        // a coroutine of its own
   };
-  // Binds a method name to a decoder and a member handler taking typed params: `bind` an
-  // awaitable one, `bind_now` one that answers at once (returning reply or optional<reply>).
-  // `bind`'s decoder takes the params as const json& or json&&.
-  template <class Params, class Json, class Handler>
-  void bind(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h);
-  template <class Params, class Handler>
-  void bind_now(std::string name, Params (*decode)(const nlohmann::json&, const rpc::wire_limits&),
-                Handler h);
-  // `bind` for a handler that also takes the request's id ($/cancelRequest names it).
-  template <class Params, class Json, class Handler>
-  void bind_cancellable(std::string name, Params (*decode)(Json, const rpc::wire_limits&), Handler h);
+  // Binds a method (protocol/methods.hpp) to a member handler taking its typed params, which
+  // the method's params type decodes (-32602 naming the field): `bind` an awaitable handler,
+  // `bind_now` one that answers at once (returning reply or optional<reply>),
+  // `bind_cancellable` an awaitable one that also takes the request's id ($/cancelRequest names
+  // it). Only client -> daemon methods bind.
+  template <class Method, class Handler>
+  void bind(const Method& m, Handler h);
+  template <class Method, class Handler>
+  void bind_now(const Method& m, Handler h);
+  template <class Method, class Handler>
+  void bind_cancellable(const Method& m, Handler h);
 
   // Dispatch (service.cpp): the method `msg` names, or nullptr once the error was answered
   // (unknown method, shutting down); and the one place a request's outcome becomes its reply.

@@ -178,7 +178,7 @@ nlohmann::json connection::call_with_text(std::string_view method, const nlohman
     }
     if (cancel != nullptr && cancel->raised()) {
       // Once: the daemon answers the call either way (the result, or request_cancelled).
-      notify("$/cancelRequest", {{"id", id}});
+      notify(rpc::methods::cancel_request, rpc::cancel_request_params{id});
       const auto grace = clock::now() + options_.cancel_grace;
       until = until ? std::min(*until, grace) : grace;
       cancel = nullptr;

@@ -35,6 +35,7 @@
 #include "protocol/framing.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/messages.hpp"
+#include "protocol/methods.hpp"
 
 namespace handoff::client {
 
@@ -94,6 +95,33 @@ class connection {
   rpc::artifact_read_result read_artifact(const rpc::artifact_read_params& params);
   // daemon/status: free-form counters (docs/protocol.md).
   nlohmann::json daemon_status();
+
+  // ---- any method of protocol/methods.hpp ----
+  // A request, its params encoded and its result decoded by their descriptions. Throws
+  // client_error as call() does, and protocol when the result does not decode.
+  template <class Params, class Result>
+  Result request(const rpc::request_type<Params, Result>& method, const Params& params,
+                 std::optional<milliseconds> timeout) {
+    return decoded<Result>(method.name, call(method.name, rpc::encode(params), timeout));
+  }
+  template <class Params, class Result>
+  Result request(const rpc::request_type<Params, Result>& method, const Params& params) {
+    return request(method, params, options_.call_timeout);
+  }
+  template <class Params>
+  void notify(const rpc::notification_type<Params>& method, const Params& params) {
+    notify(method.name, rpc::encode(params));
+  }
+  // A result decoded as `Result`; one that does not decode is the daemon's fault: protocol error.
+  template <class Result>
+  static Result decoded(std::string_view method, const nlohmann::json& result) {
+    try {
+      return rpc::result_decoder<Result>::decode(result);
+    } catch (const rpc::rpc_error& e) {
+      throw client_error(error_kind::protocol,
+                         "handoffd's answer to " + std::string(method) + " is malformed: " + e.what());
+    }
+  }
 
   // ---- untyped access ----
   // Sends a request and returns its result. Throws client_error: rpc for an error reply,

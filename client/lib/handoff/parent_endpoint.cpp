@@ -5,8 +5,8 @@
 namespace handoff::client {
 namespace {
 
-constexpr const char* usage_method = "context/usage";
-constexpr const char* deliver_method = "parent/deliver";
+const std::string usage_method(rpc::methods::context_usage.name);
+const std::string deliver_method(rpc::methods::parent_deliver.name);
 
 }  // namespace
 
@@ -40,14 +40,14 @@ void parent_endpoint::report_busy() { connection_.parent_state(rpc::parent_state
 nlohmann::json parent_endpoint::answer_usage(const nlohmann::json&) {
   if (!callbacks_.usage) return nullptr;
   const auto usage = callbacks_.usage();
-  return usage ? rpc::encode(*usage) : nlohmann::json();
+  return rpc::encode_result(usage);
 }
 
 nlohmann::json parent_endpoint::answer_deliver(const nlohmann::json& params) {
   // A batch that does not decode is refused (invalid_params) and stays queued, like one the
   // callback refused.
   try {
-    const rpc::deliver_params delivery = rpc::decode_deliver(params);
+    const auto delivery = rpc::decode_params<rpc::deliver_params>(params, rpc::wire::default_limits());
     if (!callbacks_.deliver)
       throw rpc::rpc_error(rpc::errc::method_not_found, "this endpoint takes no deliveries; the batch stays queued");
     callbacks_.deliver(delivery);
@@ -56,7 +56,7 @@ nlohmann::json parent_endpoint::answer_deliver(const nlohmann::json& params) {
     throw;
   }
   ++acknowledged_;
-  return nlohmann::json::object();
+  return rpc::encode_result(rpc::deliver_result{});
 }
 
 }  // namespace handoff::client

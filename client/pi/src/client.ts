@@ -19,10 +19,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type AutostartOptions, nothingListens, startAndConnect } from "./daemon-start.js";
 import { HandoffError } from "./errors.js";
 import { DEFAULT_MAX_FRAME_BYTES } from "./framing.js";
-import { isObject, JsonRpcPeer } from "./peer.js";
+import { methods, type RequestType } from "./methods.js";
+import { JsonRpcPeer } from "./peer.js";
 import {
   ErrorCode,
-  Method,
   PROTOCOL_VERSION,
   type ArtifactReadParams,
   type ArtifactReadResult,
@@ -47,6 +47,7 @@ import {
   type WaitResult,
 } from "./protocol.js";
 import { defaultSocketPath } from "./socket-path.js";
+import { isObject, WireError } from "./wire.js";
 
 export interface ReconnectOptions {
   /** First delay before reconnecting, ms (default 100). */
@@ -226,22 +227,22 @@ export class HandoffClient {
 
   /** `subagent/started`: a child is running, so wait and check know it. */
   async started(params: StartedParams, options?: CallOptions): Promise<StartedResult> {
-    return this.callFor<StartedResult>(Method.Started, params, options);
+    return this.request(methods.subagentStarted, params, options);
   }
 
   /** `subagent/progress` (notification): recent activity for check previews. False when not sent. */
   progress(params: ProgressParams): boolean {
-    return this.live?.peer.notify(Method.Progress, params) ?? false;
+    return this.live?.peer.notify(methods.subagentProgress.name, params) ?? false;
   }
 
   /** `subagent/completed`: durable once this resolves; resending the same completion is harmless. */
   async completed(params: CompletedParams, options?: CallOptions): Promise<CompletedResult> {
-    return this.callFor<CompletedResult>(Method.Completed, params, options);
+    return this.request(methods.subagentCompleted, params, options);
   }
 
   /** `subagent/check`: state and a bounded preview. */
   async check(params: CheckParams, options?: CallOptions): Promise<CheckResult> {
-    return this.callFor<CheckResult>(Method.Check, params, options);
+    return this.request(methods.subagentCheck, params, options);
   }
 
   /**
@@ -254,8 +255,9 @@ export class HandoffClient {
    */
   async wait(params: WaitParams, options: WaitOptions = {}): Promise<WaitResult> {
     const timeoutMs = options.timeoutMs ?? (params.timeoutMs === undefined ? Infinity : params.timeoutMs + WAIT_GRACE_MS);
-    await this.whenConnected(Method.Wait, this.requestTimeoutMs, options.signal);
-    const side = await this.openSideConnection(Method.Wait);
+    const method = methods.subagentWait;
+    await this.whenConnected(method.name, this.requestTimeoutMs, options.signal);
+    const side = await this.openSideConnection(method.name);
     let lingering = false;
     const done = (): void => {
       side.close("closed", "the wait ended");
@@ -270,7 +272,7 @@ export class HandoffClient {
             done();
             if (!("result" in reply)) return;  // -32800 (nothing taken), or the connection ended
             try {
-              onLateResult(expectObject(Method.Wait, reply.result) as WaitResult);
+              onLateResult(checked(method, reply.result));
             } catch (error) {
               this.emit({ type: "protocol-error", description: `a cancelled wait's late answer could not be taken: ${String(error)}` });
             }
@@ -278,8 +280,8 @@ export class HandoffClient {
     let grace: NodeJS.Timeout | undefined;
     const sent = options.signal?.aborted !== true;  // else the peer refuses it unsent: no last word to wait for
     try {
-      const result = await side.request(Method.Wait, params, { timeoutMs, signal: options.signal, onLateReply });
-      return expectObject(Method.Wait, result) as WaitResult;
+      const result = await side.request(method.name, params, { timeoutMs, signal: options.signal, onLateReply });
+      return checked(method, result);
     } catch (error) {
       if (sent && onLateReply !== undefined && error instanceof HandoffError && error.kind === "aborted" && !side.closed) {
         lingering = true;  // onLateReply closes it, or the grace runs out
@@ -294,7 +296,7 @@ export class HandoffClient {
 
   /** `subagent/cancel`: drop interest in children; their completed results are consumed. */
   async cancel(params: CancelParams, options?: CallOptions): Promise<CancelResult> {
-    return this.callFor<CancelResult>(Method.Cancel, params, options);
+    return this.request(methods.subagentCancel, params, options);
   }
 
   /**
@@ -303,25 +305,26 @@ export class HandoffClient {
    */
   parentState(params: ParentStateParams): boolean {
     if (params.parentId === this.parentId) this.lastState = params.state;
-    return this.live?.peer.notify(Method.ParentState, params) ?? false;
+    return this.live?.peer.notify(methods.parentState.name, params) ?? false;
   }
 
   /** `artifact/read`: a page of an artifact, like Pi's `read` with offset/limit. */
   async artifactRead(params: ArtifactReadParams, options?: CallOptions): Promise<ArtifactReadResult> {
-    return this.callFor<ArtifactReadResult>(Method.ArtifactRead, params, options);
+    return this.request(methods.artifactRead, params, options);
   }
 
   /** `daemon/status`: counts, queue depth, uptime. */
   async status(options?: CallOptions): Promise<StatusResult> {
-    return this.callFor<StatusResult>(Method.Status, undefined, options);
+    return this.request(methods.daemonStatus, undefined, options);
   }
 
   /**
-   * A method whose result is an object of shape T. Only "is an object" is checked here: the
-   * shapes are the daemon's contract (protocol/messages.hpp), and members may grow.
+   * Any method of methods.ts (`params` undefined: none): the result is checked against the
+   * method's shape (members it does not name are kept) and rejects with kind "protocol" when it
+   * does not fit.
    */
-  private async callFor<T extends object>(method: string, params: unknown, options: CallOptions | undefined): Promise<T> {
-    return expectObject(method, await this.call(method, params, options)) as T;
+  async request<P, R>(method: RequestType<P, R>, params: P | undefined, options?: CallOptions): Promise<R> {
+    return checked(method, await this.call(method.name, params, options));
   }
 
   /** Any method, untyped (`params` undefined: none): waits for a connection, then sends the request. */
@@ -370,7 +373,7 @@ export class HandoffClient {
     const reconnected = this.everConnected;
     this.everConnected = true;
     if (this.parentId !== undefined && this.lastState !== undefined)
-      peer.notify(Method.ParentState, { parentId: this.parentId, state: this.lastState } satisfies ParentStateParams);
+      peer.notify(methods.parentState.name, { parentId: this.parentId, state: this.lastState } satisfies ParentStateParams);
     this.emit({ type: "connected", info, reconnected });
     for (const waiter of this.waiters) waiter.resolve(live);
     this.waiters.clear();
@@ -395,14 +398,14 @@ export class HandoffClient {
     const params: InitializeParams = { protocolVersion: PROTOCOL_VERSION, clientName: this.clientName };
     if (main && this.parentId !== undefined) params.parentId = this.parentId;
     try {
-      const info = expectObject(Method.Initialize, await peer.request(Method.Initialize, params, { timeoutMs: this.requestTimeoutMs }));
-      return { peer, info: info as InitializeResult };
+      const info = checked(methods.initialize, await peer.request(methods.initialize.name, params, { timeoutMs: this.requestTimeoutMs }));
+      return { peer, info };
     } catch (error) {
       peer.close("closed", "initialize failed");
       throw error instanceof HandoffError && error.kind === "rpc"
         ? error
         : new HandoffError("not-connected", `handoffd at ${this.socketPath} did not complete initialize: ${error instanceof Error ? error.message : String(error)}`, {
-            method: Method.Initialize,
+            method: methods.initialize.name,
             cause: error,
           });
     }
@@ -420,7 +423,7 @@ export class HandoffClient {
     } catch (error) {
       const why = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
       throw new HandoffError("not-connected", `cannot reach handoffd at ${this.socketPath}: ${why}`, {
-        method: Method.Initialize,
+        method: methods.initialize.name,
         cause: error,
       });
     }
@@ -547,14 +550,14 @@ export class HandoffClient {
 
   private async onRequest(method: string, params: unknown): Promise<unknown> {
     switch (method) {
-      case Method.ContextUsage: {
+      case methods.contextUsage.name: {
         if (!this.options.onUsage) return null;
         return (await this.options.onUsage(params as UsageRequestParams)) ?? null;
       }
-      case Method.Deliver: {
+      case methods.parentDeliver.name: {
         if (!this.options.onDeliver)
           throw new HandoffError("rpc", "this client takes no deliveries", { code: ErrorCode.MethodNotFound });
-        await this.options.onDeliver(checkDeliver(params));
+        await this.options.onDeliver(checkedParams(methods.parentDeliver, params));
         return {};
       }
       default:
@@ -563,20 +566,23 @@ export class HandoffClient {
   }
 }
 
-function expectObject(method: string, result: unknown): object {
-  if (!isObject(result)) throw new HandoffError("protocol", `${method}: expected an object as result, got ${JSON.stringify(result)}`, { method });
-  return result;
+/** A method's result checked against its shape; one that does not fit is the daemon's fault. */
+function checked<P, R>(method: RequestType<P, R>, result: unknown): R {
+  try {
+    return method.result.check(result, "");
+  } catch (error) {
+    if (!(error instanceof WireError)) throw error;
+    throw new HandoffError("protocol", `${method.name}: the daemon's result does not fit: ${error.message}`, { method: method.name, cause: error });
+  }
 }
 
-/** Checks what a delivery handler relies on; anything else is refused (and stays queued). */
-function checkDeliver(params: unknown): DeliverParams {
-  const bad = (what: string): HandoffError =>
-    new HandoffError("rpc", `parent/deliver: ${what}`, { code: ErrorCode.InvalidParams });
-  if (!isObject(params)) throw bad("params must be an object");
-  for (const key of ["parentId", "deliveryId", "text"] as const)
-    if (typeof params[key] !== "string") throw bad(`${key}: expected a string`);
-  if (!Array.isArray(params["sections"])) throw bad("sections: expected an array");
-  if (typeof params["deferred"] !== "number") throw bad("deferred: expected a number");
-  if (!isObject(params["budget"])) throw bad("budget: expected an object");
-  return params as unknown as DeliverParams;
+/** A daemon request's params checked against its shape; anything else is refused (a delivery stays queued). */
+function checkedParams<P, R>(method: RequestType<P, R>, params: unknown): P {
+  try {
+    if (!isObject(params)) throw new WireError("params", "expected an object");
+    return method.params.check(params, "");
+  } catch (error) {
+    if (!(error instanceof WireError)) throw error;
+    throw new HandoffError("rpc", `${method.name}: ${error.message}`, { code: ErrorCode.InvalidParams });
+  }
 }

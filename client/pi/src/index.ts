@@ -19,3 +19,6 @@ export type {
 } from "./pi-adapter.js";
 export * from "./protocol.js";
 export { defaultSocketPath } from "./socket-path.js";
+export { methods } from "./methods.js";
+export type { Direction, MethodType, NotificationType, RequestType } from "./methods.js";
+export { WireError } from "./wire.js";

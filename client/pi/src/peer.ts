@@ -5,7 +5,9 @@ import type { Socket } from "node:net";
 
 import { HandoffError } from "./errors.js";
 import { encodeFrame, FrameTooLargeError, LineDecoder } from "./framing.js";
-import { ErrorCode, Method } from "./protocol.js";
+import { methods } from "./methods.js";
+import { ErrorCode } from "./protocol.js";
+import { isObject } from "./wire.js";
 
 /** Answers one incoming request; a throw becomes a JSON-RPC error reply (see replyError). */
 export type IncomingRequestHandler = (method: string, params: unknown) => unknown;
@@ -89,7 +91,7 @@ export class JsonRpcPeer {
             onLateReply({ error });
           },
         });
-        this.notify(Method.CancelRequest, { id });
+        this.notify(methods.cancelRequest.name, { id });
       };
       const finish = (settle: () => void): void => {
         if (timer !== undefined) clearTimeout(timer);
@@ -222,6 +224,4 @@ export function replyError(error: unknown): { code: number; message: string; dat
   return { code: ErrorCode.InternalError, message: error instanceof Error ? error.message : String(error) };
 }
 
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+export { isObject };

@@ -25,6 +25,7 @@ import { HandoffClient, type CallOptions, type ClientEvent, type ReconnectOption
 import { autostartFromEnvironment, type AutostartOptions } from "./daemon-start.js";
 import { HandoffError } from "./errors.js";
 import { Landings } from "./landings.js";
+import { methods } from "./methods.js";
 import { integerFromEnv } from "./subagent-options.js";
 import {
   ErrorCode,
@@ -240,7 +241,7 @@ class PiHandoffAdapter implements HandoffAdapter {
   }
 
   async started(childId: string, title?: string, options?: CallOptions): Promise<StartedResult> {
-    const { client, parentId } = this.need("subagent/started");
+    const { client, parentId } = this.need(methods.subagentStarted.name);
     return client.started(title === undefined ? { parentId, childId } : { parentId, childId, title }, options);
   }
 
@@ -250,14 +251,14 @@ class PiHandoffAdapter implements HandoffAdapter {
   }
 
   async completed(completion: SubagentCompletion, options?: CallOptions): Promise<CompletedResult> {
-    const { client, parentId } = this.need("subagent/completed");
+    const { client, parentId } = this.need(methods.subagentCompleted.name);
     const params: CompletedParams = { parentId, ...completion };
     return client.completed(params, options);
   }
 
   async wait(childIds: string[], options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<WaitResult> {
-    const { client, parentId } = this.need("subagent/wait");
-    await this.reachable("subagent/wait", client, options.signal);
+    const { client, parentId } = this.need(methods.subagentWait.name);
+    await this.reachable(methods.subagentWait.name, client, options.signal);
     const params: WaitParams = { parentId, childIds };
     if (options.timeoutMs !== undefined) params.timeoutMs = options.timeoutMs;
     const usage = this.usageOrNull();
@@ -269,19 +270,19 @@ class PiHandoffAdapter implements HandoffAdapter {
   }
 
   async check(childId: string, options?: CallOptions): Promise<CheckResult> {
-    const { client, parentId } = this.need("subagent/check");
-    await this.reachable("subagent/check", client, options?.signal);
+    const { client, parentId } = this.need(methods.subagentCheck.name);
+    await this.reachable(methods.subagentCheck.name, client, options?.signal);
     return client.check({ parentId, childId }, options);
   }
 
   async cancel(childIds: string[], options?: CallOptions): Promise<CancelResult> {
-    const { client, parentId } = this.need("subagent/cancel");
-    await this.reachable("subagent/cancel", client, options?.signal);
+    const { client, parentId } = this.need(methods.subagentCancel.name);
+    await this.reachable(methods.subagentCancel.name, client, options?.signal);
     return client.cancel({ parentId, childIds }, options);
   }
 
   async artifactRead(params: ArtifactReadParams, options?: CallOptions): Promise<ArtifactReadResult> {
-    return this.need("artifact/read").client.artifactRead(params, options);
+    return this.need(methods.artifactRead.name).client.artifactRead(params, options);
   }
 
   dispose(): void {

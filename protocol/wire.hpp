@@ -1,0 +1,417 @@
+// One description per wire struct, walked by one decoder and one encoder (as clangd's
+// Protocol.h pairs fromJSON and toJSON, but written once). A struct's description is a
+// specialization of `wire::shape<T>` next to the struct (messages.hpp, daemon_messages.hpp):
+//
+//   template <> struct shape<started_params> {
+//     static constexpr auto fields = std::tuple{
+//         field("parentId", &started_params::parent_id, id),
+//         field("childId", &started_params::child_id, id),
+//         optional_field("title", &started_params::title, text_within(&wire_limits::max_title_bytes),
+//                        when_default::omitted)};
+//   };
+//
+// Decoding walks the fields in order through a field_reader, so the first wrong member is the
+// one named ("childId: required", -32602); encoding writes each field into a JSON object (whose
+// keys nlohmann keeps sorted, so the bytes do not depend on the order). A struct with rules no
+// field list says (artifact_dto: members that depend on `saved`) gives `read` and `write`
+// instead of `fields`; a field with such rules is a small type with the same two members
+// (section_dto's `omitted`). `fields_of<T>()` lists a description for other languages
+// (client/pi checks its validators against it).
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/field_reader.hpp"
+#include "protocol/wire_limits.hpp"
+
+namespace handoff::rpc::wire {
+
+using json = nlohmann::json;
+
+// The primary template is never defined: a type is a wire struct when it has a shape.
+template <class T>
+struct shape;
+
+template <class T>
+concept described = requires { sizeof(shape<T>); };
+
+// What a decoder reads with: the daemon's caps, and the object being read when its strings may
+// be moved out instead of copied (the daemon's params: a finalText is up to 64 MiB).
+struct context {
+  const wire_limits& lim;
+  json* movable = nullptr;
+};
+
+// ---- codecs: how one member's value is read and written ---------------------------------------
+// `read(reader, key, context)` returns the value (the member is there, or absent and required:
+// the reader names it); `write(value)` returns its JSON, when the value's own is not right.
+
+// A size cap: a fixed number of bytes, or one of wire_limits.
+struct byte_cap {
+  std::size_t wire_limits::*limit = nullptr;
+  std::size_t fixed = field_reader::unlimited;
+  std::size_t of(const wire_limits& lim) const { return limit != nullptr ? lim.*limit : fixed; }
+};
+
+// A string of at most `cap` bytes.
+struct text {
+  static constexpr std::string_view kind = "string";
+  byte_cap cap{};
+  std::string read(const field_reader& r, std::string_view key, const context& c) const {
+    if (c.movable == nullptr) return r.string(key, cap.of(c.lim));
+    r.check_string(key, cap.of(c.lim));
+    return std::move(c.movable->find(key)->get_ref<std::string&>());
+  }
+};
+inline constexpr text any_text{};
+constexpr text text_within(std::size_t wire_limits::*limit) { return text{byte_cap{limit}}; }
+constexpr text text_within_bytes(std::size_t max_bytes) { return text{byte_cap{nullptr, max_bytes}}; }
+
+// An identifier: 1..max_id_bytes bytes, no control characters.
+struct identifier {
+  static constexpr std::string_view kind = "string";
+  std::string read(const field_reader& r, std::string_view key, const context& c) const {
+    return r.id(key, c.lim.max_id_bytes);
+  }
+};
+inline constexpr identifier id{};
+
+// One of a closed set of strings.
+template <std::size_t N>
+struct one_of {
+  static constexpr std::string_view kind = "string";
+  std::array<std::string_view, N> allowed;
+  std::string read(const field_reader& r, std::string_view key, const context&) const {
+    return r.one_of(key, allowed);
+  }
+};
+template <class... S>
+constexpr auto one_of_strings(S... allowed) {
+  return one_of<sizeof...(S)>{{std::string_view(allowed)...}};
+}
+
+// An array of 1..max_child_ids unique identifiers; `may_be_empty`: [] is fine too.
+struct id_list {
+  static constexpr std::string_view kind = "string[]";
+  bool may_be_empty = false;
+  std::vector<std::string> read(const field_reader& r, std::string_view key, const context& c) const {
+    if (may_be_empty && r.array(key).empty()) return {};
+    return r.id_list(key, c.lim.max_child_ids, c.lim.max_id_bytes);
+  }
+};
+inline constexpr id_list ids{};
+
+// An array of strings, uncapped (results the daemon wrote).
+struct string_list {
+  static constexpr std::string_view kind = "string[]";
+  std::vector<std::string> read(const field_reader& r, std::string_view key, const context&) const {
+    return r.string_list(key);
+  }
+};
+inline constexpr string_list strings{};
+
+// An integer in [min, max] (max: a wire_limits member when set), as the member's type.
+template <class I>
+struct integer {
+  static constexpr std::string_view kind = "integer";
+  std::int64_t min = 0;
+  std::int64_t wire_limits::*max_limit = nullptr;
+  I read(const field_reader& r, std::string_view key, const context& c) const {
+    const std::int64_t max = max_limit != nullptr ? c.lim.*max_limit : field_reader::max_int;
+    return static_cast<I>(r.integer(key, min, max));
+  }
+};
+// A count or a size: an integer >= 0.
+inline constexpr integer<std::size_t> count{};
+inline constexpr integer<std::uint64_t> count64{};
+inline constexpr integer<std::int64_t> any_integer{std::numeric_limits<std::int64_t>::min()};
+
+struct boolean_codec {
+  static constexpr std::string_view kind = "boolean";
+  bool read(const field_reader& r, std::string_view key, const context&) const { return r.boolean(key); }
+};
+inline constexpr boolean_codec boolean{};
+
+// Any JSON number.
+struct number_codec {
+  static constexpr std::string_view kind = "number";
+  double read(const field_reader& r, std::string_view key, const context&) const { return r.number(key); }
+};
+inline constexpr number_codec number{};
+
+// Any JSON object, kept as it is (initialize's `limits`).
+struct object_codec {
+  static constexpr std::string_view kind = "object";
+  json read(const field_reader& r, std::string_view key, const context&) const { return r.object(key); }
+  json write(const json& v) const { return v.is_object() ? v : json::object(); }
+};
+inline constexpr object_codec any_object{};
+
+template <described T>
+void read_fields(const field_reader& r, T& out, const context& c);
+template <described T>
+void write_fields(const T& v, json& j);
+template <described T>
+void describe_fields(json& fields);
+// The fields of T, for other languages: [{name, type, optional, nullable}], in order; `optional`:
+// may be absent, `nullable`: may be null.
+template <described T>
+json fields_of() {
+  json fields = json::array();
+  describe_fields<T>(fields);
+  return fields;
+}
+
+// A described struct as a JSON object.
+template <described T>
+T read_object(const json& j, std::string path, const context& c, std::string_view top = "params") {
+  const field_reader r(j, std::move(path), top);
+  T out{};
+  read_fields(r, out, c);
+  return out;
+}
+
+template <described T>
+json write_object(const T& v) {
+  json j = json::object();
+  write_fields(v, j);
+  return j;
+}
+
+template <described T>
+struct nested {
+  T read(const field_reader& r, std::string_view key, const context& c) const {
+    return read_object<T>(r.object(key), r.path_of(key), context{c.lim});
+  }
+  json write(const T& v) const { return write_object(v); }
+  json type() const { return {{"object", fields_of<T>()}}; }
+};
+template <described T>
+inline constexpr nested<T> object_of{};
+
+// An array of described structs; elements are named "sections[3]".
+template <described T>
+struct list {
+  std::vector<T> read(const field_reader& r, std::string_view key, const context& c) const {
+    const json& a = r.array(key);
+    const std::string path = r.path_of(key);
+    std::vector<T> out;
+    out.reserve(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+      out.push_back(read_object<T>(a[i], path + "[" + std::to_string(i) + "]", context{c.lim}));
+    return out;
+  }
+  json write(const std::vector<T>& v) const {
+    json a = json::array();
+    for (const T& e : v) a.push_back(write_object(e));
+    return a;
+  }
+  json type() const { return {{"array", fields_of<T>()}}; }
+};
+template <described T>
+inline constexpr list<T> list_of{};
+
+// A codec's type for descriptions: "string", "integer"... or {"object": fields},
+// {"array": fields}, {"oneOf": [...]}.
+template <class C>
+json type_of(const C& codec) {
+  if constexpr (requires { codec.allowed; }) {
+    json values = json::array();
+    for (std::string_view a : codec.allowed) values.push_back(a);
+    return {{"oneOf", std::move(values)}};
+  } else if constexpr (requires { C::kind; }) {
+    return std::string(C::kind);
+  } else if constexpr (requires { codec.type(); }) {
+    return codec.type();
+  } else {
+    return type_of(codec.codec);  // a codec that wraps another one
+  }
+}
+
+// ---- fields ---------------------------------------------------------------------------------
+
+// Whether a member must be there: `required`; `optional`: absent or null leaves the default;
+// `absent_ok`: absent leaves the default, null is refused (fields added later to a result).
+enum class presence { required, optional, absent_ok };
+// How a member that holds its default (an empty std::optional, or the value a default-
+// constructed struct has) is written: as it is (an empty std::optional as null), as null, or
+// not at all.
+enum class when_default { written, null, omitted };
+
+template <class T>
+const T& defaults() {
+  static const T d{};
+  return d;
+}
+
+template <class M>
+inline constexpr bool is_optional = false;
+template <class V>
+inline constexpr bool is_optional<std::optional<V>> = true;
+
+// Members whose default can be told by comparing (std::vector<T>'s == compiles for any T).
+template <class M>
+concept has_plain_default =
+    std::is_arithmetic_v<M> || std::same_as<M, std::string> || std::same_as<M, std::vector<std::string>>;
+
+template <class C, class V>
+json write_value(const C& codec, const V& v) {
+  if constexpr (requires { codec.write(v); })
+    return codec.write(v);
+  else
+    return json(v);
+}
+
+template <class T, class M, class Codec>
+struct member_field {
+  std::string_view name;
+  M T::*member;
+  Codec codec;
+  presence need = presence::required;
+  when_default unset = when_default::written;
+
+  void read(const field_reader& r, T& out, const context& c) const {
+    if (need == presence::optional && r.find(name) == nullptr) return;
+    if (need == presence::absent_ok && !r.has(name)) return;
+    out.*member = codec.read(r, name, c);
+  }
+
+  void describe(json& fields) const {
+    fields.push_back({{"name", name},
+                      {"type", type_of(codec)},
+                      {"optional", need != presence::required || unset == when_default::omitted},
+                      {"nullable", unset == when_default::null || (is_optional<M> && unset == when_default::written)}});
+  }
+
+  void write(const T& v, json& j) const {
+    const M& m = v.*member;
+    bool is_default = false;
+    if constexpr (is_optional<M>)
+      is_default = !m.has_value();
+    else if constexpr (has_plain_default<M>)
+      is_default = unset != when_default::written && m == defaults<T>().*member;
+    if (is_default && unset == when_default::omitted) return;
+    if (is_default && (unset == when_default::null || is_optional<M>)) {
+      j[std::string(name)] = nullptr;
+      return;
+    }
+    if constexpr (is_optional<M>)
+      j[std::string(name)] = write_value(codec, *m);
+    else
+      j[std::string(name)] = write_value(codec, m);
+  }
+};
+
+template <class T, class M, class Codec>
+constexpr member_field<T, M, Codec> field(std::string_view name, M T::*member, Codec codec) {
+  return {name, member, codec, presence::required, when_default::written};
+}
+
+template <class T, class M, class Codec>
+constexpr member_field<T, M, Codec> optional_field(std::string_view name, M T::*member, Codec codec,
+                                                   when_default unset = when_default::written,
+                                                   presence need = presence::optional) {
+  return {name, member, codec, need, unset};
+}
+
+// A member struct whose fields sit in the enclosing object (wait_result's batch).
+template <class T, class U>
+struct flattened {
+  U T::*member;
+  void read(const field_reader& r, T& out, const context& c) const { read_fields(r, out.*member, c); }
+  void write(const T& v, json& j) const { write_fields(v.*member, j); }
+  void describe(json& fields) const { describe_fields<U>(fields); }
+};
+template <class T, class U>
+constexpr flattened<T, U> flatten(U T::*member) {
+  return {member};
+}
+
+// Members of the enclosing struct written as one nested object (gc_result's `limits`).
+template <class T, class... F>
+struct grouped {
+  std::string_view name;
+  std::tuple<F...> fields;
+  void read(const field_reader& r, T& out, const context& c) const {
+    const field_reader sub(r.object(name), r.path_of(name));
+    std::apply([&](const auto&... f) { (f.read(sub, out, context{c.lim}), ...); }, fields);
+  }
+  void write(const T& v, json& j) const {
+    json sub = json::object();
+    std::apply([&](const auto&... f) { (f.write(v, sub), ...); }, fields);
+    j[std::string(name)] = std::move(sub);
+  }
+  void describe(json& out) const {
+    json sub = json::array();
+    std::apply([&](const auto&... f) { (f.describe(sub), ...); }, fields);
+    out.push_back({{"name", name}, {"type", {{"object", std::move(sub)}}}, {"optional", false}, {"nullable", false}});
+  }
+};
+template <class T, class... M, class... C>
+constexpr grouped<T, member_field<T, M, C>...> group(std::string_view name, member_field<T, M, C>... fields) {
+  return {name, std::tuple{fields...}};
+}
+
+// ---- the walks ------------------------------------------------------------------------------
+
+// A shape's own `read` and `write`, when it has them, take the place of the walk over `fields`
+// (which then only describes the struct).
+template <described T>
+void read_fields(const field_reader& r, T& out, const context& c) {
+  if constexpr (requires { shape<T>::read(r, out, c); })
+    shape<T>::read(r, out, c);
+  else
+    std::apply([&](const auto&... f) { (f.read(r, out, c), ...); }, shape<T>::fields);
+}
+
+template <described T>
+void write_fields(const T& v, json& j) {
+  if constexpr (requires { shape<T>::write(v, j); })
+    shape<T>::write(v, j);
+  else
+    std::apply([&](const auto&... f) { (f.write(v, j), ...); }, shape<T>::fields);
+}
+
+template <described T>
+void describe_fields(json& fields) {
+  std::apply([&](const auto&... f) { (f.describe(fields), ...); }, shape<T>::fields);
+}
+
+// The caps of a default daemon; results are read with them (their codecs have no caps).
+inline const wire_limits& default_limits() {
+  static const wire_limits lim{};
+  return lim;
+}
+
+// Params as a method receives them: an object whose members are named bare ("parentId"); a
+// shape with `params_may_be_null` takes null (no params) as {}, one with `params_ignored`
+// takes anything as its defaults.
+template <described T>
+T read_params(const json& params, const wire_limits& lim, json* movable = nullptr) {
+  if constexpr (requires { shape<T>::params_ignored; }) return T{};
+  if constexpr (requires { shape<T>::params_may_be_null; })
+    if (params.is_null()) return T{};
+  return read_object<T>(params, "", context{lim, movable});
+}
+
+// A result as a client receives it: members named bare, "result: expected an object".
+template <described T>
+T read_result(const json& result) {
+  return read_object<T>(result, "", context{default_limits()}, "result");
+}
+
+}  // namespace handoff::rpc::wire
