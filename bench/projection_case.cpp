@@ -23,8 +23,7 @@ constexpr std::string_view artifact_dir = "/home/user/.pi/agent/cache/openpi/sub
 // (bytes rounded down for the head, lines rounded to nearest and at least one per side).
 void split_for_pi(prepared_case& c) {
   const text_shape shape = measure(c.input->text);
-  const notice_size notices =
-      notice_bound(shape, c.artifact, footer_room_for(shape, c.limits, c.artifact));
+  const notice_size notices = footer_room_for(shape, c.limits, c.artifact).notices;
   const std::size_t body_bytes = c.limits.max_bytes - notices.bytes;
   const std::size_t body_lines = c.limits.max_lines - notices.lines;
   const auto head_bytes =

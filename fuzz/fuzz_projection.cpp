@@ -70,8 +70,7 @@ std::string expand(std::string_view in) {
 // (projection.cpp: 32 bytes and 2 lines of body beside notice_bound()).
 bool may_refuse(std::string_view text, const projection_limits& limits, const artifact_ref& artifact) {
   const handoff::text_shape total = handoff::measure(text);
-  const handoff::notice_size notices =
-      handoff::notice_bound(total, artifact, handoff::footer_room_for(total, limits, artifact));
+  const handoff::notice_size notices = handoff::footer_room_for(total, limits, artifact).notices;
   return limits.max_bytes < notices.bytes + 32 || limits.max_lines < notices.lines + 2;
 }
 

@@ -170,7 +170,7 @@ std::size_t min_cut_bytes(text_shape total, const artifact_ref& artifact) {
   // The room project() settles on when the limit leaves the footer no more than its least.
   projection_limits least;
   least.max_bytes = 0;
-  const notice_size notices = notice_bound(total, artifact, footer_room_for(total, least, artifact));
+  const notice_size notices = footer_room_for(total, least, artifact).notices;
   return std::max(min_projection_bytes, notices.bytes + min_body_bytes);
 }
 
@@ -190,8 +190,7 @@ projection project_with(std::string_view text, const projection_limits& limits, 
   }
   check_limits(limits, artifact);
 
-  const footer_room room = footer_room_for(result.total, limits, artifact);
-  const notice_size notices = notice_bound(result.total, artifact, room);
+  const auto [room, notices] = footer_room_for(result.total, limits, artifact);
   if (limits.max_bytes < notices.bytes + min_body_bytes ||
       limits.max_lines < notices.lines + min_body_lines) {
     throw std::invalid_argument("projection limits of " + std::to_string(limits.max_bytes) +

@@ -20,6 +20,7 @@
 #include <array>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "utf8.hpp"
@@ -235,15 +236,22 @@ std::size_t read_steps_bound(text_shape total, const reader_profile& profile) no
   return 3 * (total.bytes / min_range) + 2 * (total.lines / (page_lines + 1)) + 1;
 }
 
-footer_room footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact) {
-  if (!artifact.saved) return {};
-  const std::size_t plan_only = notice_bound(total, artifact, footer_room{}).bytes;
-  const std::size_t most = std::max(plan_only, limits.max_bytes / 8);
+footer_plan footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact) {
+  if (!artifact.saved) return {footer_room{}, notice_bound(total, artifact, footer_room{})};
   // Lines over 50 KiB for certain (the average line is): reserve room for byte ranges.
   const bool long_lines = total.bytes / total.lines > artifact.profile->page_bytes;
-  footer_room room{std::min(read_steps_bound(total, *artifact.profile), max_listed_reads), long_lines, true};
-  while (room.listed_reads > 0 && notice_bound(total, artifact, room).bytes > most) --room.listed_reads;
-  return room;
+  footer_plan plan{{std::min(read_steps_bound(total, *artifact.profile), max_listed_reads), long_lines, true}, {}};
+  plan.notices = notice_bound(total, artifact, plan.room);
+  // Each bound renders the notices: the plan command's alone is rendered only when the eighth
+  // is not room enough (most often one call is listed, and fits).
+  std::optional<std::size_t> most;
+  while (plan.room.listed_reads > 0 && plan.notices.bytes > limits.max_bytes / 8) {
+    if (!most) most = std::max(notice_bound(total, artifact, footer_room{}).bytes, limits.max_bytes / 8);
+    if (plan.notices.bytes <= *most) break;
+    --plan.room.listed_reads;
+    plan.notices = notice_bound(total, artifact, plan.room);
+  }
+  return plan;
 }
 
 notice_size notice_bound(text_shape total, const artifact_ref& artifact, const footer_room& room) {

@@ -90,7 +90,11 @@ std::size_t read_steps_bound(text_shape total, const reader_profile& profile = p
 // `read` calls, or as byte-range commands when the average line is over 50 KiB. After the cut
 // the footer lists the omitted lines' calls when they are that few and fit what the
 // projection has left, else it names the plan command.
-footer_room footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact);
+struct footer_plan {
+  footer_room room;
+  notice_size notices;  // notice_bound(total, artifact, room)
+};
+footer_plan footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact);
 
 // Appends one call as the footer and `handoff read --plan` print it: "read offset=N limit=M", or
 // "bash `'READER' read --bytes A-B 'PATH'`" for a byte range of a line over 50 KiB, READER
