@@ -300,7 +300,8 @@ void connection::answer(const rpc::message& request) {
 
 void connection::send(const std::string& payload) { write_frame(payload, deadline_after(options_.call_timeout)); }
 
-// Newline-delimited JSON: the payload, then '\n' (written apart: a final text may be 64 MiB).
+// Newline-delimited JSON: the payload, then '\n', in one sendmsg without copying them together
+// (a final text may be 64 MiB).
 void connection::write_frame(std::string_view payload, deadline until) {
   stream_.write_all(payload, "\n", until);
 }
