@@ -128,12 +128,14 @@ class service final : public message_sink {
   asio::awaitable<bool> sleep_until_settled(const std::shared_ptr<connection>& conn, const rpc::wait_params& p,
                                             const std::vector<std::string>& siblings,
                                             const nlohmann::json& request_id);
-  void on_wait_written(reservation& taken, bool written);
+  void on_wait_written(reservation& taken, bool written, std::vector<std::string> artifacts);
   std::vector<held_result> companions_of(const std::string& parent_id, const std::vector<std::string>& siblings) const;
 
   // Removes results from the queue on the pool, counted in queue_changes_ (daemon/status waits
-  // for them), logging what the disk refused. Fire and forget.
-  void consume_in_background(std::vector<std::uint64_t> seqs);
+  // for them), logging what the disk refused. Fire and forget. The store's `artifacts` (hashes)
+  // are synced first: a result leaves the queue only once the artifact its footer named is
+  // durable; when that sync fails the results stay queued (delivered again after a restart).
+  void consume_in_background(std::vector<std::uint64_t> seqs, std::vector<std::string> artifacts = {});
   // Whether the queue remembers delivering `child_id` of `parent_id` (its tombstone): a child the
   // ledger forgot.
   asio::awaitable<bool> delivered_before(const std::string& parent_id, const std::string& child_id);

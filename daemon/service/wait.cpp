@@ -109,6 +109,11 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   batch_options options = batches_.options_for(cfg_.wait_caps);
   options.profile = find_reader_profile(p.reader);  // the decoder admits known names only
   options.usage = from_wire(p.usage);
+  // The cut results' artifacts are written and linked before the answer, so a crash of the
+  // daemon cannot leave one partial, but synced after it (on_wait_written), before the results
+  // leave the queue: until then the journal holds each text, and recovery mends an artifact a
+  // power loss cut short (docs/design.md §7). Their sync was most of a 37 KiB wait.
+  options.artifacts = when_synced::by_caller;
   if (!options.usage && !taken.empty())
     if (auto endpoint = endpoint_of(p.parent_id); endpoint && endpoint != conn)
       options.usage = co_await ask_usage(endpoint, p.parent_id, std::chrono::milliseconds(cfg_.usage_timeout_ms));
@@ -123,7 +128,12 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   r.result = rpc::encode(result);
   // std::function needs a copyable callable: the move-only reservation rides in a shared_ptr.
   auto kept = std::make_shared<reservation>(std::move(taken));
-  r.on_written = [this, kept](bool written) { on_wait_written(*kept, written); };
+  std::vector<std::string> artifacts;
+  for (const auto& s : built.b.sections)
+    if (s.artifact && s.artifact->saved) artifacts.push_back(s.artifact->sha256);
+  r.on_written = [this, kept, artifacts = std::move(artifacts)](bool written) mutable {
+    on_wait_written(*kept, written, std::move(artifacts));
+  };
   co_return r;
 }
 
@@ -147,7 +157,7 @@ std::vector<held_result> service::companions_of(const std::string& parent_id,
   return out;
 }
 
-void service::on_wait_written(reservation& taken, bool written) {
+void service::on_wait_written(reservation& taken, bool written, std::vector<std::string> artifacts) {
   const std::string parent_id = taken.parent_id();
   if (!written) {
     // The client never got it: the results are still ours to deliver.
@@ -156,7 +166,7 @@ void service::on_wait_written(reservation& taken, bool written) {
     return;
   }
   if (taken.empty()) return;
-  consume_in_background(ledger_.consume(std::move(taken)));
+  consume_in_background(ledger_.consume(std::move(taken)), std::move(artifacts));
 }
 
 }  // namespace handoff::daemon

@@ -25,8 +25,10 @@ struct existing {
 // A file at the name is trusted only when it is a regular file of ours, closed to others, and
 // holds exactly `text`. Its bytes are compared, not re-hashed: the comparison is cheaper and
 // proves more. Anything else is reported and left exactly as it is.
+// With when_synced::before_return a file found the same is synced (file and directory): it may
+// be one a by_caller save left, and the caller is about to name it.
 existing check_existing(int dir_fd, const std::string& name, const std::string& shown,
-                        std::string_view text) {
+                        std::string_view text, when_synced sync = when_synced::by_caller) {
   private_file f = open_private_file(dir_fd, name, shown);
   if (f.state == private_file::status::absent) return {};
   if (f.state == private_file::status::refused) {
@@ -42,6 +44,9 @@ existing check_existing(int dir_fd, const std::string& name, const std::string& 
   if (!content_equals(f.fd.get(), text)) {
     return {existing::verdict::refused,
             "a different file of the same size is at " + shown + "; leaving it untouched"};
+  }
+  if (sync == when_synced::before_return && (::fsync(f.fd.get()) != 0 || ::fsync(dir_fd) != 0)) {
+    return {existing::verdict::refused, fs_error(errno, "syncing " + shown).what()};
   }
   return {existing::verdict::same, {}};
 }
@@ -165,7 +170,7 @@ std::shared_ptr<const artifact_store::opened> artifact_store::directory(std::str
 artifact_ref artifact_store::save(std::string_view text) { return save(text, sha256_hex(text)); }
 
 artifact_ref artifact_store::save(std::string_view text, std::string_view sha256_hex,
-                                  const std::optional<text_file>& source) {
+                                  const std::optional<text_file>& source, when_synced sync) {
   artifact_ref ref;
   ref.sha256 = std::string(sha256_hex);
   // The name comes from the hash alone; a malformed hash is a caller bug, not a file name.
@@ -198,7 +203,7 @@ artifact_ref artifact_store::save(std::string_view text, std::string_view sha256
   };
 
   // Identical content was saved before: reuse it, once verified.
-  if (existing found = check_existing(dir_fd, name, shown, text);
+  if (existing found = check_existing(dir_fd, name, shown, text, sync);
       found.state != existing::verdict::absent) {
     return settle(std::move(found));
   }
@@ -206,13 +211,15 @@ artifact_ref artifact_store::save(std::string_view text, std::string_view sha256
     if (source) {
       switch (link_source(*source, text.size(), dir_fd, name, ref.link_error)) {
         case link_outcome::linked:
-          sync_or_throw(dir_fd, "syncing the " + dir_name_ + " after linking the " + kind_);
+          if (sync == when_synced::before_return)
+            sync_or_throw(dir_fd, "syncing the " + dir_name_ + " after linking the " + kind_);
           return publish();
-        case link_outcome::taken: return settle(check_existing(dir_fd, name, shown, text));
+        case link_outcome::taken: return settle(check_existing(dir_fd, name, shown, text, sync));
         case link_outcome::failed: break;  // a copy, below
       }
     }
-    if (write_file_atomically(dir_fd, name, text, publish_mode::no_replace, "the " + kind_)) {
+    if (write_file_atomically(dir_fd, name, text, publish_mode::no_replace, "the " + kind_,
+                              temp_method::automatic, sync)) {
       return publish();
     }
   } catch (const fs_error& e) {
@@ -220,7 +227,57 @@ artifact_ref artifact_store::save(std::string_view text, std::string_view sha256
     return ref;
   }
   // Someone published the name between our check and our link: trust it only once verified.
-  return settle(check_existing(dir_fd, name, shown, text));
+  return settle(check_existing(dir_fd, name, shown, text, sync));
+}
+
+std::vector<std::string> artifact_store::sync(const std::vector<std::string>& sha256_hexes) const {
+  std::vector<std::string> problems;
+  if (sha256_hexes.empty()) return problems;
+  // The directory held now: the one the saves being synced went to (a move since is for the
+  // next save to notice; the files are where they were written).
+  std::shared_ptr<const opened> dir;
+  {
+    std::lock_guard lock(mutex_);
+    dir = current_;
+  }
+  for (const std::string& sha : sha256_hexes) {
+    if (!is_sha256_hex(sha)) continue;
+    const std::string name = sha + ".txt";
+    private_file f = open_private_file(dir->fd.get(), name, path_of(sha).string());
+    if (f.state == private_file::status::absent) continue;
+    if (f.state == private_file::status::refused) {
+      problems.push_back(std::move(f.reason));
+      continue;
+    }
+    if (::fsync(f.fd.get()) != 0) problems.push_back(fs_error(errno, "syncing " + path_of(sha).string()).what());
+  }
+  if (::fsync(dir->fd.get()) != 0) problems.push_back(fs_error(errno, "syncing the " + dir_name_ + " " + dir_.string()).what());
+  return problems;
+}
+
+std::string artifact_store::repair(std::string_view sha256_hex, const std::function<mapped_file()>& text_of) {
+  if (!is_sha256_hex(sha256_hex)) return {};
+  std::string why;
+  const std::shared_ptr<const opened> dir = directory(why);
+  if (!dir) return {};  // save() reports it when it matters
+  const std::string name = std::string(sha256_hex) + ".txt";
+  struct stat st {};
+  // Most held results have no artifact yet: one fstatat each, nothing opened or mapped.
+  if (::fstatat(dir->fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return {};
+  const std::string shown = path_of(sha256_hex).string();
+  private_file f = open_private_file(dir->fd.get(), name, shown);
+  if (f.state != private_file::status::ok || (f.st.st_mode & 07777) != 0600) return {};
+  const auto size = static_cast<std::size_t>(f.st.st_size);
+  const mapped_file mapped = text_of();
+  const std::string_view text = mapped.view();
+  if (size == text.size() && content_equals(f.fd.get(), text)) return {};
+  try {
+    write_file_atomically(dir->fd.get(), name, text, publish_mode::replace, "the " + kind_);
+  } catch (const fs_error& e) {
+    return shown + " holds " + std::to_string(size) + " bytes, not its text, and could not be rewritten: " + e.what();
+  }
+  return shown + " held " + std::to_string(size) + " bytes, not its text of " + std::to_string(text.size()) +
+         " (a write a crash cut short before its sync): rewritten";
 }
 
 std::optional<unique_fd> artifact_store::write_unnamed(std::string_view text) const {

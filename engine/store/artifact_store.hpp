@@ -12,6 +12,11 @@
 // Before each save and open the path is checked to still lead to the directory we hold (and
 // that one to be ours and 0700), and after a save that the path shown reaches the very file
 // written; a footer never names a path that does not hold its text (see `when_moved`).
+// A save may leave the sync to its caller (when_synced::by_caller): the file is then complete
+// at its name when save() returns (so a crash of the process cannot leave it partial), and
+// durable against a power loss only once sync() was called for it. subagent/wait does that
+// after its answer is written and before its results leave the queue, which still holds the
+// text until then; repair() mends what a power loss cut short (docs/design.md §7).
 // Thread-safe: save() and open() share only the directory handle (behind a mutex), and
 // concurrent saves of one text settle on one file (the loser of the link race verifies the
 // winner's).
@@ -20,13 +25,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/store/artifact_ref.hpp"
+#include "engine/fs/atomic_file.hpp"
 #include "engine/fs/mapped_file.hpp"
 #include "engine/fs/posix_io.hpp"
 #include "engine/fs/text_file.hpp"
@@ -63,8 +71,25 @@ class artifact_store {
   // Same, when the caller already knows the hash (it is trusted; pass sha256_hex(text)), and
   // may have the text as a file (`source`, trusted to hold exactly `text`; see the contract
   // above). A refused link is not an error: the copy is written and ref.link_error says why.
+  // `sync`: before_return makes the file and its name durable before save() returns (a file
+  // found at the name already is synced too: it may be one a by_caller save left); by_caller
+  // leaves both to sync().
   artifact_ref save(std::string_view text, std::string_view sha256_hex,
-                    const std::optional<text_file>& source = std::nullopt);
+                    const std::optional<text_file>& source = std::nullopt,
+                    when_synced sync = when_synced::before_return);
+
+  // Makes the artifacts named by these hashes durable: fsyncs each file that is at its name,
+  // then the directory once. Returns what failed, in plain words (empty: all durable). A name
+  // with nothing at it is skipped (collected, or never saved).
+  std::vector<std::string> sync(const std::vector<std::string>& sha256_hexes) const;
+
+  // After a crash: when a regular 0600 file of ours is at the name of `sha256_hex` and does not
+  // hold exactly `text` (the queue's copy), it is replaced by `text`, synced: what a power loss
+  // leaves of a by_caller save whose sync() never ran. Nothing at the name, or a file that is
+  // not ours, is left as it is. Returns what it did or why it could not (empty: nothing to do).
+  // `text_of` is called only then (mapping every held text to look would cost a recovery more
+  // than the look itself).
+  std::string repair(std::string_view sha256_hex, const std::function<mapped_file()>& text_of);
 
   // Writes `text` into a file with no name in the store's directory, fsynced, for a save() of
   // the same text to link (text_file::fd) once its hash is known: the write and the hash can

@@ -69,9 +69,9 @@ std::size_t worst_notice_bytes(std::size_t inputs) {
 }
 
 // The full text of a cut result goes to the store; without one the footer says so honestly.
-artifact_ref keep_full_text(const batch_input& in, artifact_store* store) {
+artifact_ref keep_full_text(const batch_input& in, artifact_store* store, when_synced sync) {
   if (store != nullptr)
-    return in.sha256 ? store->save(in.final_text, *in.sha256, in.file) : store->save(in.final_text);
+    return store->save(in.final_text, in.sha256 ? *in.sha256 : sha256_hex(in.final_text), in.file, sync);
   artifact_ref ref;
   ref.saved = false;
   ref.sha256 = in.sha256 ? *in.sha256 : sha256_hex(in.final_text);
@@ -195,7 +195,7 @@ batch build_batch(std::span<const batch_input> inputs, const batch_options& opti
     if (fits(shapes[i], limits)) {
       section.proj = project(in.final_text, limits, artifact_ref{}, shapes[i]);
     } else {
-      section.artifact = keep_full_text(in, store);
+      section.artifact = keep_full_text(in, store, options.artifacts);
       section.artifact->reader = options.reader;
       section.artifact->profile = options.profile;
       section.proj = project(in.final_text, limits, *section.artifact, shapes[i]);

@@ -17,6 +17,7 @@
 #include "engine/text/budget.hpp"
 #include "engine/text/projection.hpp"
 #include "engine/text/result_status.hpp"
+#include "engine/fs/atomic_file.hpp"
 #include "engine/fs/text_file.hpp"
 
 namespace handoff {
@@ -69,6 +70,10 @@ struct batch_options {
   dynamic_policy policy{};
   std::string reader = "handoff";  // the CLI the footers name (artifact_ref::reader)
   const reader_profile* profile = &pi_reader;  // the tools the footers' calls are for
+  // When the cut results' artifacts are made durable: before build_batch returns, or by the
+  // caller (artifact_store::sync) before anything relies on them surviving a power loss
+  // (subagent/wait: after its answer, before its results leave the queue).
+  when_synced artifacts = when_synced::before_return;
 };
 
 // The caps a batch for `reader` holds each projection to: the per-result cap less the most the

@@ -329,6 +329,62 @@ TEST_CASE("killed between a group's writes and its fsync: recovery is clean and 
   CHECK(again["result"]["duplicate"] == true);
 }
 
+// The window a wait's answer opens (docs/design.md §7): the artifacts it names are written and
+// linked before the answer and synced after it, and only then do its results leave the queue.
+// A kill there (strace delivers SIGKILL as the daemon enters fsync on the artifact, which only
+// that sync does: the write before the link syncs a file with no name) comes after the answer:
+// the artifact the answer named is whole after the restart, and the result, never consumed, is
+// delivered again. A power loss in the window may also leave the artifact cut short: the test
+// then cuts it as ext4 may, and the restart mends it from the queue's copy before serving.
+TEST_CASE("killed between a wait's answer and its artifact's sync: the artifact the answer named is whole after the restart") {
+  sandbox box;
+  handoffd_at d(box.dirs());
+  raw_client c(d.socket());
+  const std::string text = numbered_report(40000, 600, "window");  // cut by the 16 KiB wait cap; inline in the journal
+  const fs::path artifact = box.artifacts / (handoff::sha256_hex(text) + ".txt");
+  REQUIRE(complete(c, "window", text).contains("result"));
+
+  syscall_fault kill_at_sync(d.pid(), artifact, "fsync", "signal=KILL", box.run / "strace.log");
+  if (!kill_at_sync.attached()) {
+    cannot_inject("cannot kill at fsync here: " + kill_at_sync.why_not());
+    return;
+  }
+  const json r = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"window"}}, {"timeoutMs", 20000}});
+  REQUIRE_MESSAGE(r.contains("result"), r.dump());  // answered before the sync
+  REQUIRE(r["result"]["sections"].size() == 1);
+  const json section = r["result"]["sections"][0];
+  REQUIRE(section["truncated"] == true);
+  REQUIRE(section["artifact"]["saved"] == true);
+  CHECK(section["artifact"]["path"] == artifact.string());
+  CHECK(section["text"].get<std::string>().find(artifact.string()) != std::string::npos);
+  REQUIRE_MESSAGE(eventually([&] { return !d.alive(); }, std::chrono::seconds(20)), "the daemon never synced the artifact");
+  kill_at_sync.end();
+  d.kill_hard();
+  CHECK(read_file(artifact) == text);
+
+  SUBCASE("a kill of the daemon: the artifact was whole already, and is delivered again") {
+    d.start();
+  }
+  SUBCASE("a power loss that cut the unsynced artifact short: the restart mends it") {
+    fs::resize_file(artifact, 0);
+    d.start();
+    CHECK(read_file(artifact) == text);  // before anything asked for it: recovery did it
+    CHECK(mode_of(artifact) == 0600);
+    const std::string log = d.log();
+    CHECK_MESSAGE(log.find("artifact repair: " + artifact.string()) != std::string::npos, log);
+  }
+  // Never consumed: still queued, delivered again, naming the same artifact.
+  raw_client after(d.socket());
+  const json again = after.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"window"}}, {"timeoutMs", 20000}});
+  REQUIRE_MESSAGE(again.contains("result"), again.dump());
+  REQUIRE(again["result"]["sections"].size() == 1);
+  CHECK(again["result"]["sections"][0]["artifact"]["path"] == artifact.string());
+  CHECK(read_file(artifact) == text);
+  CHECK(names_in(box.artifacts) == std::vector<std::string>{artifact.filename().string()});
+  // This time it was synced and consumed: the queue empties.
+  CHECK(eventually([&] { return after.call("daemon/status", nullptr)["result"]["queue"]["results"] == 0; }));
+}
+
 TEST_CASE("a full queue answers -32005 and acknowledges nothing until space returns") {
   check_queue_fault(fault_kind::no_space, "texts");
 }

@@ -452,3 +452,94 @@ TEST_CASE("permission denied gives saved=false with the reason (as an unprivileg
   ::chmod(dir.c_str(), 0700);
   check_only_artifacts(dir, 1);
 }
+
+namespace {
+
+// `text` as a mapped file, as the queue hands its held texts to artifact_store::repair.
+handoff::mapped_file mapped_copy(const fs::path& dir, const std::string& text) {
+  const fs::path at = dir / ("copy-" + sha256_hex(text));
+  write_file(at, text, 0600);
+  const handoff::unique_fd fd(::open(at.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd);
+  return handoff::mapped_file(fd.get());
+}
+
+}  // namespace
+
+TEST_CASE("a save that leaves the sync to its caller is whole at its name at once, and sync() skips what is not there") {
+  temp_dir tmp;
+  artifact_store store(tmp.path() / "store");
+  const std::string text = long_text(40000);
+  const artifact_ref ref = store.save(text, sha256_hex(text), std::nullopt, handoff::when_synced::by_caller);
+  REQUIRE(ref.saved);
+  CHECK(ref.path == store.path_of(sha256_hex(text)).string());
+  CHECK(read_file(ref.path) == text);
+  CHECK(mode_of(ref.path) == 0600);
+  check_only_artifacts(store.dir(), 1);
+  CHECK(store.sync({sha256_hex(text)}).empty());
+  // Collected meanwhile, or never saved: nothing to sync. A name that is no hash is no file.
+  CHECK(store.sync({sha256_hex("never saved"), "../../etc/passwd"}).empty());
+  CHECK(read_file(ref.path) == text);
+  // A save that syncs finds it there and reuses it, the same file.
+  const ino_t inode = lstat_of(ref.path).st_ino;
+  CHECK(store.save(text).saved);
+  CHECK(lstat_of(ref.path).st_ino == inode);
+}
+
+TEST_CASE("repair rewrites an artifact a crash cut short and leaves whole, absent and foreign ones alone") {
+  temp_dir tmp;
+  artifact_store store(tmp.path() / "store");
+  const std::string text = long_text(40000);
+  const std::string sha = sha256_hex(text);
+  const fs::path at = store.path_of(sha);
+  int mapped = 0;
+  const auto text_of = [&] {
+    ++mapped;
+    return mapped_copy(tmp.path(), text);
+  };
+
+  SUBCASE("cut short: rewritten whole, 0600, and said so") {
+    write_file(at, text.substr(0, 4096), 0600);  // what a power loss may leave of an unsynced write
+    const std::string said = store.repair(sha, text_of);
+    CHECK_MESSAGE(said.find("rewritten") != std::string::npos, said);
+    CHECK(read_file(at) == text);
+    CHECK(mode_of(at) == 0600);
+    check_only_artifacts(store.dir(), 1);
+    CHECK(store.repair(sha, text_of).empty());  // whole now
+  }
+  SUBCASE("empty, as ext4 leaves a file whose blocks were never allocated") {
+    write_file(at, "", 0600);
+    CHECK_FALSE(store.repair(sha, text_of).empty());
+    CHECK(read_file(at) == text);
+  }
+  SUBCASE("the same size with other bytes") {
+    std::string other = text;
+    other[20000] = 'X';
+    write_file(at, other, 0600);
+    CHECK_FALSE(store.repair(sha, text_of).empty());
+    CHECK(read_file(at) == text);
+  }
+  SUBCASE("whole: left as it is") {
+    REQUIRE(store.save(text).saved);
+    const ino_t inode = lstat_of(at).st_ino;
+    CHECK(store.repair(sha, text_of).empty());
+    CHECK(lstat_of(at).st_ino == inode);
+  }
+  SUBCASE("absent: nothing made, the text not even mapped") {
+    CHECK(store.repair(sha, text_of).empty());
+    CHECK_FALSE(fs::exists(fs::symlink_status(at)));
+    CHECK(mapped == 0);
+  }
+  SUBCASE("a symlink, or a file open to others: not ours to mend") {
+    const fs::path victim = tmp.path() / "victim.txt";
+    write_file(victim, "do not touch\n", 0600);
+    fs::create_symlink(victim, at);
+    CHECK(store.repair(sha, text_of).empty());
+    CHECK(read_file(victim) == "do not touch\n");
+    CHECK(fs::is_symlink(at));
+    fs::remove(at);
+    write_file(at, "short", 0644);
+    CHECK(store.repair(sha, text_of).empty());
+    CHECK(read_file(at) == "short");
+  }
+}

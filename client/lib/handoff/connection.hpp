@@ -148,7 +148,8 @@ class connection {
  private:
   // The next message from the daemon, or nullopt at the deadline (or once `wake_fd`, when not
   // -1, is readable).
-  std::optional<rpc::message> next_message(deadline until, int wake_fd = -1);
+  // `just_sent`: a request went out a moment ago, so the first read waits before it tries.
+  std::optional<rpc::message> next_message(deadline until, int wake_fd = -1, bool just_sent = false);
   // A response is filed for its call (or dropped if nobody waits for it any more); a request
   // is answered; a notification is ignored (the daemon sends none today).
   void handle(rpc::message message);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -106,6 +107,18 @@ bool unix_stream::wait_for(short events, deadline until, int wake_fd) {
   }
 }
 
+void unix_stream::after_send_error(int err, deadline until) {
+  if (err == EINTR) return;
+  if (err == EAGAIN || err == EWOULDBLOCK) {
+    if (!wait_for(POLLOUT, until))
+      throw client_error(error_kind::timeout, "handoffd at " + path_.string() + " stopped reading our request");
+    return;
+  }
+  if (err == EPIPE || err == ECONNRESET)
+    throw client_error(error_kind::refused, "handoffd at " + path_.string() + " closed the connection");
+  throw client_error(error_kind::io, "send(" + path_.string() + "): " + errno_text(err));
+}
+
 void unix_stream::write_all(std::string_view bytes, deadline until) {
   while (!bytes.empty()) {
     const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -113,20 +126,32 @@ void unix_stream::write_all(std::string_view bytes, deadline until) {
       bytes.remove_prefix(static_cast<std::size_t>(n));
       continue;
     }
-    const int err = errno;
-    if (err == EINTR) continue;
-    if (err == EAGAIN || err == EWOULDBLOCK) {
-      if (!wait_for(POLLOUT, until))
-        throw client_error(error_kind::timeout, "handoffd at " + path_.string() + " stopped reading our request");
-      continue;
-    }
-    if (err == EPIPE || err == ECONNRESET)
-      throw client_error(error_kind::refused, "handoffd at " + path_.string() + " closed the connection");
-    throw client_error(error_kind::io, "send(" + path_.string() + "): " + errno_text(err));
+    after_send_error(errno, until);
   }
 }
 
-std::optional<std::size_t> unix_stream::read_some(std::span<char> buffer, deadline until, int wake_fd) {
+void unix_stream::write_all(std::string_view bytes, std::string_view more, deadline until) {
+  while (!bytes.empty()) {
+    iovec pieces[2] = {{const_cast<char*>(bytes.data()), bytes.size()}, {const_cast<char*>(more.data()), more.size()}};
+    msghdr m{};
+    m.msg_iov = pieces;
+    m.msg_iovlen = 2;
+    const ssize_t n = ::sendmsg(fd_, &m, MSG_NOSIGNAL);
+    if (n >= 0) {
+      const auto sent = static_cast<std::size_t>(n);
+      const std::size_t of_bytes = std::min(sent, bytes.size());
+      bytes.remove_prefix(of_bytes);
+      more.remove_prefix(sent - of_bytes);
+      continue;
+    }
+    after_send_error(errno, until);
+  }
+  write_all(more, until);
+}
+
+std::optional<std::size_t> unix_stream::read_some(std::span<char> buffer, deadline until, int wake_fd,
+                                                   bool wait_first) {
+  if (wait_first && !wait_for(POLLIN, until, wake_fd)) return std::nullopt;
   for (;;) {
     const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
     if (n >= 0) return static_cast<std::size_t>(n);

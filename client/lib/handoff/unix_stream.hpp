@@ -34,12 +34,18 @@ class unix_stream {
   // Writes every byte. Throws client_error: timeout at the deadline (part may have been
   // written), refused when the daemon has closed the connection, io otherwise.
   void write_all(std::string_view bytes, deadline until);
+  // The same for `bytes` then `more`, in one sendmsg when the socket takes both: a frame and its
+  // newline in one call, so the daemon reads the frame whole instead of waking for each part.
+  void write_all(std::string_view bytes, std::string_view more, deadline until);
 
   // Reads what is available, at least one byte, into `buffer`. Returns the count, 0 at end of
   // stream (the daemon closed, or reset, the connection), or nullopt when the deadline passed
   // with nothing to read, or `wake_fd` (when not -1) became readable first; bytes waiting on
   // the socket are read before a wake is reported. Throws client_error{io} on other errors.
-  std::optional<std::size_t> read_some(std::span<char> buffer, deadline until, int wake_fd = -1);
+  // `wait_first`: poll before the first recv, for a read that cannot find anything yet (right
+  // after a request was sent: its reply takes a round trip), which saves a recv that fails.
+  std::optional<std::size_t> read_some(std::span<char> buffer, deadline until, int wake_fd = -1,
+                                       bool wait_first = false);
 
   const std::filesystem::path& path() const noexcept { return path_; }
   int native_handle() const noexcept { return fd_; }
@@ -49,6 +55,8 @@ class unix_stream {
   // Polls for `events` until the deadline; false when it passed, or `wake_fd` (when not -1)
   // became readable, first.
   bool wait_for(short events, deadline until, int wake_fd = -1);
+  // After a send failed with `err`: returns once it may be tried again, or throws.
+  void after_send_error(int err, deadline until);
 
   int fd_ = -1;
   std::filesystem::path path_;
