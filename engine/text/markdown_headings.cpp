@@ -1,9 +1,9 @@
-// find_headings(): one pass over the line ends, 64 bytes at a time (four SSE2 compares folded
-// into one mask), looking further only at lines that past up to 3 spaces start with '#', '`',
-// '~', '=' or '-' (not "- text"): the only ones that can be an ATX heading, a fence or a setext
-// underline. A report's other lines cost a few instructions each and no branch (see scan());
-// each line is looked at once its end is known, so no line is searched for its end twice. A setext underline looks back at the lines above it, which is
-// the one place the scan reads backwards (at most max_paragraph_lines lines).
+// find_headings(): one pass over the line ends, a chunk at a time (see scan()), looking further
+// only at lines that past up to 3 spaces start with '#', '`', '~', '=' or '-' (not "- text"):
+// the only ones that can be an ATX heading, a fence or a setext underline. A report's other
+// lines cost a few instructions each and no branch; each line is looked at once its end is
+// known, so no line is searched for its end twice. A setext underline looks back at the lines
+// above it, which is the one place the scan reads backwards (at most max_paragraph_lines lines).
 #include "engine/text/markdown_headings.hpp"
 
 #include <string.h>  // memrchr: a GNU extension, declared by glibc's <string.h> only
