@@ -30,7 +30,6 @@ class cutter {
  public:
   cutter(std::string_view text, std::size_t total_lines, const newline_index* newlines)
       : text_(text), total_lines_(total_lines), newlines_(newlines) {
-    if (newlines_ != nullptr) tail_cursor_ = newlines_->tail.size();
     cut_.tail_start = text.size();
     // The empty line after a final '\n' is the tail's first, and free: see free_final_line_.
     if (free_final_line_ && whole_line_free()) cut_.tail_lines = 1;
@@ -81,14 +80,14 @@ class cutter {
   }
 
   // True when the head's next line costs more than `share` bytes of output (length >= share).
-  bool head_line_longer_than(std::size_t share) noexcept {
+  bool head_line_longer_than(std::size_t share) const noexcept {
     const std::size_t pos = cut_.head_end;
     if (cut_.head_partial || text_.size() - pos < share) return false;
     return next_newline(pos, share) == npos;
   }
 
   // True when the tail's next line costs more than `share` bytes of output (length >= share).
-  bool tail_line_longer_than(std::size_t share) noexcept {
+  bool tail_line_longer_than(std::size_t share) const noexcept {
     const std::size_t end = tail_line_end();
     if (cut_.tail_partial || end < share) return false;
     return last_newline(end, share) == npos;
@@ -124,29 +123,26 @@ class cutter {
  private:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
-  // The first '\n' of text[pos, pos + window), or npos. From the index when it holds that
-  // range: the head's queries only move forward, so a cursor finds each in a step or two.
-  std::size_t next_newline(std::size_t pos, std::size_t window) noexcept {
+  // The first '\n' of text[pos, pos + window), or npos; from the index when it holds that range.
+  std::size_t next_newline(std::size_t pos, std::size_t window) const noexcept {
     if (newlines_ == nullptr || pos + window > newlines_->head_limit) {
       const void* newline = std::memchr(text_.data() + pos, '\n', window);
       return newline == nullptr ? npos : offset_of(newline);
     }
     const std::vector<std::size_t>& at = newlines_->head;
-    if (head_cursor_ > 0 && at[head_cursor_ - 1] >= pos) head_cursor_ = 0;  // moved back: start over
-    while (head_cursor_ < at.size() && at[head_cursor_] < pos) ++head_cursor_;
-    return head_cursor_ < at.size() && at[head_cursor_] - pos < window ? at[head_cursor_] : npos;
+    const auto next = std::lower_bound(at.begin(), at.end(), pos);
+    return next != at.end() && *next - pos < window ? *next : npos;
   }
 
-  // The last '\n' of text[end - window, end), or npos; the tail's queries only move back.
-  std::size_t last_newline(std::size_t end, std::size_t window) noexcept {
+  // The last '\n' of text[end - window, end), or npos.
+  std::size_t last_newline(std::size_t end, std::size_t window) const noexcept {
     if (newlines_ == nullptr || end - window < newlines_->tail_from) {
       const void* newline = ::memrchr(text_.data() + (end - window), '\n', window);
       return newline == nullptr ? npos : offset_of(newline);
     }
     const std::vector<std::size_t>& at = newlines_->tail;
-    if (tail_cursor_ < at.size() && at[tail_cursor_] < end) tail_cursor_ = at.size();  // moved on: start over
-    while (tail_cursor_ > 0 && at[tail_cursor_ - 1] >= end) --tail_cursor_;
-    return tail_cursor_ > 0 && end - at[tail_cursor_ - 1] <= window ? at[tail_cursor_ - 1] : npos;
+    const auto after = std::lower_bound(at.begin(), at.end(), end);
+    return after != at.begin() && end - *(after - 1) <= window ? *(after - 1) : npos;
   }
 
   // How many more whole lines may be taken, at the head and the tail together (see
@@ -214,8 +210,6 @@ class cutter {
   // The text ends in '\n': its last line is empty and always in the tail (total_lines >= 2).
   bool free_final_line_ = !text_.empty() && text_.back() == '\n';
   const newline_index* newlines_;
-  std::size_t head_cursor_ = 0;  // into newlines_->head: the first '\n' at or after the last query
-  std::size_t tail_cursor_ = 0;  // into newlines_->tail: past the last '\n' before the last query
   body_cut cut_;
 };
 
