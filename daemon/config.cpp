@@ -11,6 +11,7 @@
 #include "engine/text/batch.hpp"
 #include "ledger/preview.hpp"
 #include "protocol/default_paths.hpp"
+#include "protocol/methods.hpp"
 
 namespace handoff::daemon {
 namespace {
@@ -45,9 +46,9 @@ void add_options(CLI::App& app, config& cfg) {
   app.add_option("--frame-timeout-ms", cfg.frame_timeout_ms,
                  "A frame that has started must complete within this")->capture_default_str();
   app.add_option("--usage-timeout-ms", cfg.usage_timeout_ms,
-                 "How long to wait for a parent's context/usage answer")->capture_default_str();
+                 "How long to wait for a parent's " + std::string(rpc::methods::context_usage.name) + " answer")->capture_default_str();
   app.add_option("--deliver-timeout-ms", cfg.deliver_timeout_ms,
-                 "How long to wait for a parent/deliver acknowledgement")->capture_default_str();
+                 "How long to wait for a parent's " + std::string(rpc::methods::parent_deliver.name) + " acknowledgement")->capture_default_str();
   app.add_option("--flush-delay-ms", cfg.flush_delay_ms,
                  "Coalesce completions arriving within this before an auto-delivery")->capture_default_str();
   app.add_option("--forget-after-ms", cfg.forget_after_ms,
@@ -63,7 +64,7 @@ void add_options(CLI::App& app, config& cfg) {
   app.add_option("--max-title-bytes", cfg.wire.max_title_bytes, "Max bytes of a title")->capture_default_str();
   app.add_option("--max-error-bytes", cfg.wire.max_error_bytes, "Max bytes of an error text")->capture_default_str();
   add_caps(app, cfg.auto_caps, "auto", "auto-delivery");
-  add_caps(app, cfg.wait_caps, "wait", "subagent/wait");
+  add_caps(app, cfg.wait_caps, "wait", std::string(rpc::methods::subagent_wait.name));
   app.add_option("--headroom-share", cfg.policy.headroom_share,
                  "Share of the parent's free context a batch may use")->capture_default_str();
   app.add_option("--bytes-per-token", cfg.policy.bytes_per_token, "Bytes per token for the dynamic budget")

@@ -28,7 +28,7 @@ bool service::answer_now(const std::shared_ptr<connection>& conn, const rpc::mes
   const method* m = route(*conn, msg);
   if (m == nullptr) return true;
   if (!m->now) return false;
-  std::optional<reply> r;
+  std::optional<encoded_reply> r;
   try {
     r = m->now(conn, msg.params);
   } catch (...) {
@@ -47,10 +47,10 @@ asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param
   const method* m = route(*conn, msg);
   if (m == nullptr) co_return;
   // Exactly one reply per request: every path below ends in answer() or answer_failure().
-  reply r;
+  encoded_reply r;
   std::exception_ptr failure;
   try {
-    std::optional<reply> at_once;
+    std::optional<encoded_reply> at_once;
     if (m->now) at_once = m->now(conn, msg.params);
     if (at_once) {
       r = std::move(*at_once);
@@ -68,7 +68,7 @@ asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param
   answer(*conn, msg, std::move(r));
 }
 
-void service::answer(connection& conn, const rpc::message& msg, reply r) const {
+void service::answer(connection& conn, const rpc::message& msg, encoded_reply r) const {
   if (msg.type == rpc::message::kind::notification) return;
   conn.send(rpc::make_response(msg.id, r.result), std::move(r.on_written));
 }

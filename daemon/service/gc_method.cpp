@@ -8,14 +8,14 @@
 
 namespace handoff::daemon {
 
-asio::awaitable<reply> service::gc(std::shared_ptr<connection> conn, rpc::gc_params p) {
+asio::awaitable<reply<rpc::gc_result>> service::gc(std::shared_ptr<connection> conn, rpc::gc_params p) {
   const bool dry_run = p.dry_run;
   const hygiene_settings settings = hygiene_settings::from(cfg_);
   auto collect = [this, &settings, dry_run] { return collect_garbage(store_.dir(), queue_, settings, dry_run); };
   hygiene_report report = co_await offload(pool_, collect);
   if (!dry_run)
     spdlog::info("connection {}: daemon/gc removed {} files", conn->id(), report.outcome.removed.size());
-  co_return reply{rpc::encode(to_wire(report)), {}};
+  co_return reply<rpc::gc_result>{to_wire(report), {}};
 }
 
 }  // namespace handoff::daemon

@@ -19,39 +19,61 @@ using nlohmann::json;
 using rpc::errc;
 using rpc::rpc_error;
 
-template <class Method, class Handler>
-void service::bind(const Method& m, Handler h) {
-  static_assert(Method::dir == rpc::direction::to_daemon);
-  using params_type = typename Method::params_type;
+template <class Params, class Result>
+void service::bind(const rpc::request_type<Params, Result>& m,
+                   asio::awaitable<reply<Result>> (service::*h)(std::shared_ptr<connection>, Params)) {
   methods_[std::string(m.name)].later = [this, h](std::shared_ptr<connection> conn, json& params,
-                                                  const json&) -> asio::awaitable<reply> {
+                                                  const json&) -> asio::awaitable<encoded_reply> {
     // Decoded into a named local first: g++ 12 mishandles a prvalue argument inside co_await.
     // Before the first suspension, while `params` (the request's, in on_message) is there; its
     // strings are moved out, not copied (a finalText is up to 64 MiB).
-    params_type typed = rpc::decode_params<params_type>(std::move(params), cfg_.wire);
-    co_return co_await (this->*h)(std::move(conn), std::move(typed));
+    Params typed = rpc::decode_params<Params>(std::move(params), cfg_.wire);
+    reply<Result> r = co_await (this->*h)(std::move(conn), std::move(typed));
+    co_return encoded_reply{rpc::encode_result(r.result), std::move(r.on_written)};
   };
 }
 
-template <class Method, class Handler>
-void service::bind_cancellable(const Method& m, Handler h) {
-  static_assert(Method::dir == rpc::direction::to_daemon);
-  using params_type = typename Method::params_type;
+template <class Params, class Result>
+void service::bind_cancellable(const rpc::request_type<Params, Result>& m,
+                               asio::awaitable<reply<Result>> (service::*h)(std::shared_ptr<connection>, Params,
+                                                                            json)) {
   methods_[std::string(m.name)].later = [this, h](std::shared_ptr<connection> conn, json& params,
-                                                  const json& id) -> asio::awaitable<reply> {
-    params_type typed = rpc::decode_params<params_type>(std::move(params), cfg_.wire);
+                                                  const json& id) -> asio::awaitable<encoded_reply> {
+    Params typed = rpc::decode_params<Params>(std::move(params), cfg_.wire);
     json request_id = id;  // copied before the first suspension, like the params
-    co_return co_await (this->*h)(std::move(conn), std::move(typed), std::move(request_id));
+    reply<Result> r = co_await (this->*h)(std::move(conn), std::move(typed), std::move(request_id));
+    co_return encoded_reply{rpc::encode_result(r.result), std::move(r.on_written)};
   };
 }
 
-template <class Method, class Handler>
-void service::bind_now(const Method& m, Handler h) {
-  static_assert(Method::dir == rpc::direction::to_daemon);
-  using params_type = typename Method::params_type;
+template <class Params, class Result>
+void service::bind_now(const rpc::request_type<Params, Result>& m,
+                       reply<Result> (service::*h)(const std::shared_ptr<connection>&, Params)) {
   methods_[std::string(m.name)].now = [this, h](const std::shared_ptr<connection>& conn,
-                                                const json& params) -> std::optional<reply> {
-    return (this->*h)(conn, rpc::decode_params<params_type>(params, cfg_.wire));
+                                                const json& params) -> std::optional<encoded_reply> {
+    reply<Result> r = (this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire));
+    return encoded_reply{rpc::encode_result(r.result), std::move(r.on_written)};
+  };
+}
+
+template <class Params, class Result>
+void service::bind_now(const rpc::request_type<Params, Result>& m,
+                       std::optional<reply<Result>> (service::*h)(const std::shared_ptr<connection>&, Params)) {
+  methods_[std::string(m.name)].now = [this, h](const std::shared_ptr<connection>& conn,
+                                                const json& params) -> std::optional<encoded_reply> {
+    std::optional<reply<Result>> r = (this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire));
+    if (!r) return std::nullopt;
+    return encoded_reply{rpc::encode_result(r->result), std::move(r->on_written)};
+  };
+}
+
+template <class Params>
+void service::bind_now(const rpc::notification_type<Params>& m,
+                       void (service::*h)(const std::shared_ptr<connection>&, Params)) {
+  methods_[std::string(m.name)].now = [this, h](const std::shared_ptr<connection>& conn,
+                                                const json& params) -> std::optional<encoded_reply> {
+    (this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire));
+    return encoded_reply{};  // a notification's: never sent (answer())
   };
 }
 
@@ -107,17 +129,18 @@ std::shared_ptr<connection> service::endpoint_of(const std::string& parent_id) c
   return endpoint && endpoint->is_open() ? endpoint : nullptr;
 }
 
-reply service::initialize(const std::shared_ptr<connection>& conn, rpc::initialize_params p) {
+reply<rpc::initialize_result> service::initialize(const std::shared_ptr<connection>& conn,
+                                                 rpc::initialize_params p) {
   if (p.protocol_version != rpc::protocol_version)
     throw rpc_error(errc::invalid_params, "protocolVersion: this daemon speaks \"" +
                                               std::string(rpc::protocol_version) + "\", not \"" +
                                               p.protocol_version + "\"");
-  rpc::initialize_result result;
+  reply<rpc::initialize_result> r;
+  rpc::initialize_result& result = r.result;
   result.protocol_version = rpc::protocol_version;
   result.server_version = handoff_version;
   result.artifact_dir = store_.dir().string();
   result.limits = rpc::encode(limits_of(cfg_));
-  reply r;
   if (p.parent_id) {
     ledger_.attach(*p.parent_id, conn);
     conn->set_parent_id(*p.parent_id);
@@ -129,21 +152,19 @@ reply service::initialize(const std::shared_ptr<connection>& conn, rpc::initiali
       if (written) deliveries_.schedule(parent_id, true);
     };
   }
-  r.result = rpc::encode(result);
   return r;
 }
 
-reply service::started(const std::shared_ptr<connection>&, rpc::started_params p) {
+reply<rpc::started_result> service::started(const std::shared_ptr<connection>&, rpc::started_params p) {
   const child_state state = ledger_.start(p.parent_id, p.child_id, p.title);
-  return reply{rpc::encode(rpc::started_result{std::string(to_string(state))}), {}};
+  return {rpc::started_result{std::string(to_string(state))}, {}};
 }
 
-reply service::progress(const std::shared_ptr<connection>&, rpc::progress_params p) {
+void service::progress(const std::shared_ptr<connection>&, rpc::progress_params p) {
   ledger_.progress(p.parent_id, p.child_id, p.text);
-  return reply{};
 }
 
-asio::awaitable<reply> service::check(std::shared_ptr<connection>, rpc::check_params p) {
+asio::awaitable<reply<rpc::check_result>> service::check(std::shared_ptr<connection>, rpc::check_params p) {
   rpc::check_result result;
   std::optional<held_result> held;
   std::string progress;
@@ -179,10 +200,10 @@ asio::awaitable<reply> service::check(std::shared_ptr<connection>, rpc::check_pa
   }
   result.preview = std::move(pv.text);
   result.preview_truncated = pv.truncated;
-  co_return reply{rpc::encode(result), {}};
+  co_return reply<rpc::check_result>{std::move(result), {}};
 }
 
-asio::awaitable<reply> service::cancel(std::shared_ptr<connection>, rpc::cancel_params p) {
+asio::awaitable<reply<rpc::cancel_result>> service::cancel(std::shared_ptr<connection>, rpc::cancel_params p) {
   if (ledger_.find(p.parent_id) == nullptr) throw rpc_error(errc::unknown_parent, "unknown parent '" + p.parent_id + "'");
   const ledger::cancel_outcome out = ledger_.cancel(p.parent_id, p.child_ids);
   auto consume = [this, &out] {
@@ -190,20 +211,18 @@ asio::awaitable<reply> service::cancel(std::shared_ptr<connection>, rpc::cancel_
       spdlog::warn("cancelled results not removed from the queue: {}", problem);
   };
   if (!out.consume.empty()) co_await offload(pool_, consume);
-  co_return reply{rpc::encode(rpc::cancel_result{out.cancelled, out.consume.size()}), {}};
+  co_return reply<rpc::cancel_result>{rpc::cancel_result{out.cancelled, out.consume.size()}, {}};
 }
 
-reply service::parent_state(const std::shared_ptr<connection>&, rpc::parent_state_params p) {
+void service::parent_state(const std::shared_ptr<connection>&, rpc::parent_state_params p) {
   if (ledger_.set_idle(p.parent_id, p.state == "idle")) deliveries_.schedule(p.parent_id);
-  return reply{};
 }
 
-reply service::cancel_request(const std::shared_ptr<connection>& conn, rpc::cancel_request_params p) {
+void service::cancel_request(const std::shared_ptr<connection>& conn, rpc::cancel_request_params p) {
   conn->cancel(p.id);  // a wait still asleep answers -32800; anything else goes on as it was
-  return reply{};
 }
 
-asio::awaitable<reply> service::artifact_read(std::shared_ptr<connection>, rpc::artifact_read_params params) {
+asio::awaitable<reply<rpc::artifact_read_result>> service::artifact_read(std::shared_ptr<connection>, rpc::artifact_read_params params) {
   const rpc::artifact_read_params p = std::move(params);
   auto read = [this, &p]() -> std::optional<rpc::artifact_read_result> {
     auto file = store_.open(p.sha256);
@@ -227,7 +246,7 @@ asio::awaitable<reply> service::artifact_read(std::shared_ptr<connection>, rpc::
   };
   auto result = co_await offload(pool_, read);
   if (!result) throw rpc_error(errc::not_found, "no artifact " + p.sha256 + " in " + store_.dir().string());
-  co_return reply{rpc::encode(*result), {}};
+  co_return reply<rpc::artifact_read_result>{std::move(*result), {}};
 }
 
 }  // namespace handoff::daemon

@@ -38,8 +38,17 @@
 
 namespace handoff::daemon {
 
-// A handler's answer: the result, and what to do once it was written (or failed to be).
+// A request handler's answer: its method's result type (protocol/methods.hpp), and what to do
+// once it was written (or failed to be). The method table encodes it (service.cpp); a handler
+// whose Result is not its method's does not bind.
+template <class Result>
 struct reply {
+  Result result{};
+  std::function<void(bool written)> on_written;
+};
+
+// A reply as the dispatcher sends it: the result encoded.
+struct encoded_reply {
   nlohmann::json result;
   std::function<void(bool written)> on_written;
 };
@@ -75,53 +84,64 @@ class service final : public message_sink {
  private:
   // The params are the request's own: a decoder may move a member out (finalText, megabytes).
   // The id is the request's (null for a notification), for handlers a client may cancel.
-  using handler =
-      std::function<asio::awaitable<reply>(std::shared_ptr<connection>, nlohmann::json&, const nlohmann::json&)>;
+  using handler = std::function<asio::awaitable<encoded_reply>(std::shared_ptr<connection>, nlohmann::json&,
+                                                               const nlohmann::json&)>;
   // Runs on the I/O thread and returns at once; nullopt when it cannot answer without waiting
   // (the method's awaitable handler then does).
   using instant_handler =
-      std::function<std::optional<reply>(const std::shared_ptr<connection>&, const nlohmann::json&)>;
+      std::function<std::optional<encoded_reply>(const std::shared_ptr<connection>&, const nlohmann::json&)>;
   // One entry of the method table: at least one of the two is set; `now` is tried first.
   struct method {
     instant_handler now;  // needs neither the disk nor the pool
     handler later;        // a coroutine of its own
   };
-  // Binds a method (protocol/methods.hpp) to a member handler taking its typed params, which
-  // the method's params type decodes (-32602 naming the field): `bind` an awaitable handler,
-  // `bind_now` one that answers at once (returning reply or optional<reply>),
-  // `bind_cancellable` an awaitable one that also takes the request's id ($/cancelRequest names
-  // it). Only client -> daemon methods bind.
-  template <class Method, class Handler>
-  void bind(const Method& m, Handler h);
-  template <class Method, class Handler>
-  void bind_now(const Method& m, Handler h);
-  template <class Method, class Handler>
-  void bind_cancellable(const Method& m, Handler h);
+  // Binds a method (protocol/methods.hpp) to a member handler typed by it: the params type
+  // decodes the request (-32602 naming the field), and the handler returns the method's Result,
+  // which the table encodes; a handler of other types, or a daemon -> client method, does not
+  // compile. `bind` an awaitable handler; `bind_now` one that answers at once on the I/O thread
+  // (a reply, or an optional reply when it may need to wait: the awaitable one then answers);
+  // `bind_cancellable` an awaitable one that also takes the request's id ($/cancelRequest
+  // names it). A notification's handler returns nothing.
+  template <class Params, class Result>
+  void bind(const rpc::request_type<Params, Result>& m,
+            asio::awaitable<reply<Result>> (service::*h)(std::shared_ptr<connection>, Params));
+  template <class Params, class Result>
+  void bind_cancellable(const rpc::request_type<Params, Result>& m,
+                        asio::awaitable<reply<Result>> (service::*h)(std::shared_ptr<connection>, Params,
+                                                                     nlohmann::json));
+  template <class Params, class Result>
+  void bind_now(const rpc::request_type<Params, Result>& m,
+                reply<Result> (service::*h)(const std::shared_ptr<connection>&, Params));
+  template <class Params, class Result>
+  void bind_now(const rpc::request_type<Params, Result>& m,
+                std::optional<reply<Result>> (service::*h)(const std::shared_ptr<connection>&, Params));
+  template <class Params>
+  void bind_now(const rpc::notification_type<Params>& m, void (service::*h)(const std::shared_ptr<connection>&, Params));
 
   // Dispatch (service.cpp): the method `msg` names, or nullptr once the error was answered
   // (unknown method, shutting down); and the one place a request's outcome becomes its reply.
   const method* route(connection& conn, const rpc::message& msg) const;
-  void answer(connection& conn, const rpc::message& msg, reply r) const;
+  void answer(connection& conn, const rpc::message& msg, encoded_reply r) const;
   void answer_error(connection& conn, const rpc::message& msg, rpc::errc code, const std::string& text,
                     const nlohmann::json& data = nullptr) const;
   void answer_failure(connection& conn, const rpc::message& msg, std::exception_ptr failure) const;
 
-  reply initialize(const std::shared_ptr<connection>& conn, rpc::initialize_params p);
-  reply started(const std::shared_ptr<connection>& conn, rpc::started_params p);
-  reply progress(const std::shared_ptr<connection>& conn, rpc::progress_params p);
-  asio::awaitable<reply> completed(std::shared_ptr<connection> conn, rpc::completed_params p);  // completed.cpp
-  asio::awaitable<reply> check(std::shared_ptr<connection> conn, rpc::check_params p);
-  asio::awaitable<reply> wait(std::shared_ptr<connection> conn, rpc::wait_params p, nlohmann::json request_id);             // wait.cpp
-  asio::awaitable<reply> cancel(std::shared_ptr<connection> conn, rpc::cancel_params p);
-  reply parent_state(const std::shared_ptr<connection>& conn, rpc::parent_state_params p);
-  reply cancel_request(const std::shared_ptr<connection>& conn, rpc::cancel_request_params p);
-  asio::awaitable<reply> artifact_read(std::shared_ptr<connection> conn, rpc::artifact_read_params p);
+  reply<rpc::initialize_result> initialize(const std::shared_ptr<connection>& conn, rpc::initialize_params p);
+  reply<rpc::started_result> started(const std::shared_ptr<connection>& conn, rpc::started_params p);
+  void progress(const std::shared_ptr<connection>& conn, rpc::progress_params p);
+  asio::awaitable<reply<rpc::completed_result>> completed(std::shared_ptr<connection> conn, rpc::completed_params p);  // completed.cpp
+  asio::awaitable<reply<rpc::check_result>> check(std::shared_ptr<connection> conn, rpc::check_params p);
+  asio::awaitable<reply<rpc::wait_result>> wait(std::shared_ptr<connection> conn, rpc::wait_params p, nlohmann::json request_id);             // wait.cpp
+  asio::awaitable<reply<rpc::cancel_result>> cancel(std::shared_ptr<connection> conn, rpc::cancel_params p);
+  void parent_state(const std::shared_ptr<connection>& conn, rpc::parent_state_params p);
+  void cancel_request(const std::shared_ptr<connection>& conn, rpc::cancel_request_params p);
+  asio::awaitable<reply<rpc::artifact_read_result>> artifact_read(std::shared_ptr<connection> conn, rpc::artifact_read_params p);
   // daemon/status (status_method.cpp): at once while no queue removal runs and the store
   // listing is current, else after waiting for both.
-  std::optional<reply> status_now(const std::shared_ptr<connection>& conn, rpc::status_params p);
-  asio::awaitable<reply> status(std::shared_ptr<connection> conn, rpc::status_params p);
+  std::optional<reply<rpc::status_result>> status_now(const std::shared_ptr<connection>& conn, rpc::status_params p);
+  asio::awaitable<reply<rpc::status_result>> status(std::shared_ptr<connection> conn, rpc::status_params p);
   rpc::status_result status_with(rpc::store_status store) const;
-  asio::awaitable<reply> gc(std::shared_ptr<connection> conn, rpc::gc_params p);                // gc_method.cpp
+  asio::awaitable<reply<rpc::gc_result>> gc(std::shared_ptr<connection> conn, rpc::gc_params p);                // gc_method.cpp
 
   // subagent/wait's steps (wait.cpp).
   asio::awaitable<void> require_known(const std::string& parent_id, const std::vector<std::string>& child_ids);

@@ -14,16 +14,16 @@ namespace {
 constexpr auto removals_wait = std::chrono::seconds(2);
 }  // namespace
 
-std::optional<reply> service::status_now(const std::shared_ptr<connection>&, rpc::status_params) {
+std::optional<reply<rpc::status_result>> service::status_now(const std::shared_ptr<connection>&, rpc::status_params) {
   // A status asked after a reply shows that reply's effect on the queue: while removals a
   // wait's answer started on the pool run, status() waits for them.
   if (queue_changes_.count() > 0) return std::nullopt;
   auto store = store_listing_.reuse(store_.dir());
   if (!store) return std::nullopt;
-  return reply{rpc::encode(status_with(std::move(*store))), {}};
+  return reply<rpc::status_result>{status_with(std::move(*store)), {}};
 }
 
-asio::awaitable<reply> service::status(std::shared_ptr<connection>, rpc::status_params) {
+asio::awaitable<reply<rpc::status_result>> service::status(std::shared_ptr<connection>, rpc::status_params) {
   const auto give_up = std::chrono::steady_clock::now() + removals_wait;  // a named local (g++ 12)
   co_await queue_changes_.zero(give_up);
   rpc::store_status store;
@@ -37,7 +37,7 @@ asio::awaitable<reply> service::status(std::shared_ptr<connection>, rpc::status_
     store = co_await offload(pool_, list);
     store_listing_.keep(store_.dir(), store, listed_at);
   }
-  co_return reply{rpc::encode(status_with(std::move(store))), {}};
+  co_return reply<rpc::status_result>{status_with(std::move(store)), {}};
 }
 
 rpc::status_result service::status_with(rpc::store_status store) const {

@@ -76,8 +76,9 @@ asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connect
   });
   for (;;) {
     if (cancelled)
-      throw rpc_error(errc::request_cancelled, "subagent/wait was cancelled by the client; nothing was taken, "
-                                               "its results stay pending");
+      throw rpc_error(errc::request_cancelled, std::string(rpc::methods::subagent_wait.name) +
+                                                   " was cancelled by the client; nothing was taken, "
+                                                   "its results stay pending");
     if (stopping_ || !conn->is_open()) co_return false;
     if (ledger_.settled(p.parent_id, p.child_ids) && !ledger_.any_running(p.parent_id, siblings)) co_return false;
     if (std::chrono::steady_clock::now() >= deadline) co_return true;
@@ -86,7 +87,7 @@ asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connect
   }
 }
 
-asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait_params params, json request_id_param) {
+asio::awaitable<reply<rpc::wait_result>> service::wait(std::shared_ptr<connection> conn, rpc::wait_params params, json request_id_param) {
   const rpc::wait_params p = std::move(params);
   const json request_id = std::move(request_id_param);
   const std::vector<std::string> siblings = siblings_of(p);
@@ -94,12 +95,13 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   co_await require_known(p.parent_id, siblings);
   const bool timed_out = co_await sleep_until_settled(conn, p, siblings, request_id);
   if (stopping_) throw rpc_error(errc::shutting_down, "handoffd is shutting down; the results stay queued");
-  if (!conn->is_open()) co_return reply{};  // nobody to answer; results stay pending
+  if (!conn->is_open()) co_return reply<rpc::wait_result>{};  // nobody to answer; results stay pending
 
   // Take the completed ones (completion order); the others are where the ledger says.
   reservation taken = ledger_.reserve(p.parent_id, p.child_ids);
   wait_outcome where = ledger_.outcome_of(p.parent_id, p.child_ids, taken);
-  rpc::wait_result result;
+  reply<rpc::wait_result> r;
+  rpc::wait_result& result = r.result;
   result.timed_out = timed_out;
   result.pending = std::move(where.pending);
   result.already_delivered = std::move(where.already_delivered);
@@ -124,8 +126,6 @@ asio::awaitable<reply> service::wait(std::shared_ptr<connection> conn, rpc::wait
   taken.keep_only(built.admitted_seqs);
   result.batch = to_wire(built.b);
 
-  reply r;
-  r.result = rpc::encode(result);
   // std::function needs a copyable callable: the move-only reservation rides in a shared_ptr.
   auto kept = std::make_shared<reservation>(std::move(taken));
   std::vector<std::string> artifacts;
