@@ -22,7 +22,7 @@ namespace {
 // sd_listen_fds(3): passed fds start here.
 constexpr int listen_fds_start = 3;
 
-[[noreturn]] void fail(const std::string& what) {
+[[noreturn]] void fail_activation(const std::string& what) {
   throw std::runtime_error("socket activation: " + what);
 }
 
@@ -38,24 +38,24 @@ int socket_option(int fd, int option, const char* what) {
   int value = 0;
   socklen_t len = sizeof value;
   if (::getsockopt(fd, SOL_SOCKET, option, &value, &len) != 0)
-    fail("fd 3 is not a socket (" + std::string(what) + ": " + errno_text() + ")");
+    fail_activation("fd 3 is not a socket (" + std::string(what) + ": " + errno_text() + ")");
   return value;
 }
 
 // fd 3 must be what systemd's ListenStream=/path makes: a listening Unix stream socket with a
 // filesystem name (an abstract or unnamed socket has no path for clients or for the lock).
 std::filesystem::path check_listening_unix_stream(int fd) {
-  if (::fcntl(fd, F_GETFD) < 0) fail("LISTEN_FDS=1 but fd 3 is not open");
-  if (socket_option(fd, SO_TYPE, "SO_TYPE") != SOCK_STREAM) fail("fd 3 is not a stream socket");
-  if (socket_option(fd, SO_ACCEPTCONN, "SO_ACCEPTCONN") == 0) fail("fd 3 is not listening");
+  if (::fcntl(fd, F_GETFD) < 0) fail_activation("LISTEN_FDS=1 but fd 3 is not open");
+  if (socket_option(fd, SO_TYPE, "SO_TYPE") != SOCK_STREAM) fail_activation("fd 3 is not a stream socket");
+  if (socket_option(fd, SO_ACCEPTCONN, "SO_ACCEPTCONN") == 0) fail_activation("fd 3 is not listening");
   sockaddr_un addr{};
   socklen_t len = sizeof addr;
   if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-    fail("getsockname on fd 3: " + errno_text());
-  if (addr.sun_family != AF_UNIX) fail("fd 3 is not a Unix socket (family " + std::to_string(addr.sun_family) + ")");
+    fail_activation("getsockname on fd 3: " + errno_text());
+  if (addr.sun_family != AF_UNIX) fail_activation("fd 3 is not a Unix socket (family " + std::to_string(addr.sun_family) + ")");
   const std::size_t header = offsetof(sockaddr_un, sun_path);
   if (len <= header || addr.sun_path[0] == '\0')
-    fail("fd 3 is an unnamed or abstract Unix socket; handoffd needs one bound to a path");
+    fail_activation("fd 3 is an unnamed or abstract Unix socket; handoffd needs one bound to a path");
   return std::string(addr.sun_path, ::strnlen(addr.sun_path, len - header));
 }
 
@@ -65,10 +65,10 @@ unique_fd lock_instance(const std::filesystem::path& socket_path) {
   auto lock_path = socket_path;
   lock_path += ".lock";
   unique_fd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) fail("cannot open " + lock_path.string() + ": " + errno_text());
+  if (!fd) fail_activation("cannot open " + lock_path.string() + ": " + errno_text());
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) throw already_serving("another handoffd is already serving " + socket_path.string());
-    fail("cannot lock " + lock_path.string() + ": " + errno_text());
+    fail_activation("cannot lock " + lock_path.string() + ": " + errno_text());
   }
   return fd;
 }
@@ -86,14 +86,14 @@ std::optional<activated_socket> take_activated_socket() {
   if (!pid || *pid != ::getpid()) return std::nullopt;
 
   const auto count = parse_decimal<int>(fds_text);
-  if (!count) fail("LISTEN_FDS=\"" + fds_text + "\" is not a number");
+  if (!count) fail_activation("LISTEN_FDS=\"" + fds_text + "\" is not a number");
   if (*count != 1)
-    fail("LISTEN_FDS=" + fds_text + "; handoffd serves exactly one socket (one ListenStream= in handoffd.socket)");
+    fail_activation("LISTEN_FDS=" + fds_text + "; handoffd serves exactly one socket (one ListenStream= in handoffd.socket)");
 
   activated_socket out;
   out.path = check_listening_unix_stream(listen_fds_start);
   out.socket = unique_fd(listen_fds_start);
-  if (::fcntl(listen_fds_start, F_SETFD, FD_CLOEXEC) != 0) fail("cannot set close-on-exec on fd 3: " + errno_text());
+  if (::fcntl(listen_fds_start, F_SETFD, FD_CLOEXEC) != 0) fail_activation("cannot set close-on-exec on fd 3: " + errno_text());
   out.name = names.substr(0, names.find(':'));
   out.lock = lock_instance(out.path);
   return out;

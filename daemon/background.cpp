@@ -16,7 +16,7 @@ namespace {
 
 constexpr off_t max_log_bytes = off_t{8} << 20;
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void fail_to_start(const std::string& what) { throw std::runtime_error(what); }
 
 void write_line(int fd, std::string_view line) noexcept {
   while (!line.empty()) {
@@ -31,7 +31,7 @@ void write_line(int fd, std::string_view line) noexcept {
 unique_fd open_log(const std::filesystem::path& log_file) {
   std::error_code ec;
   std::filesystem::create_directories(log_file.parent_path(), ec);
-  if (ec) fail("cannot create " + log_file.parent_path().string() + ": " + ec.message());
+  if (ec) fail_to_start("cannot create " + log_file.parent_path().string() + ": " + ec.message());
   struct stat st {};
   if (::lstat(log_file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > max_log_bytes) {
     auto old = log_file;
@@ -39,9 +39,9 @@ unique_fd open_log(const std::filesystem::path& log_file) {
     ::rename(log_file.c_str(), old.c_str());
   }
   unique_fd fd(::open(log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) fail("cannot open the log " + log_file.string() + ": " + std::strerror(errno));
+  if (!fd) fail_to_start("cannot open the log " + log_file.string() + ": " + std::strerror(errno));
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
-    fail("the log " + log_file.string() + " is not a regular file of ours");
+    fail_to_start("the log " + log_file.string() + " is not a regular file of ours");
   return fd;
 }
 
@@ -90,11 +90,11 @@ std::optional<int> detach(const std::filesystem::path& log_file, readiness& out)
   ::umask(077);
   unique_fd log = open_log(log_file);
   int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) fail(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(ends, O_CLOEXEC) != 0) fail_to_start(std::string("pipe: ") + std::strerror(errno));
   unique_fd read_end(ends[0]), write_end(ends[1]);
   std::fflush(nullptr);
   const pid_t child = ::fork();
-  if (child < 0) fail(std::string("fork: ") + std::strerror(errno));
+  if (child < 0) fail_to_start(std::string("fork: ") + std::strerror(errno));
   if (child > 0) {
     write_end.reset();
     return wait_for_word(std::move(read_end), child, log_file);

@@ -2,17 +2,16 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include "as_tuple.hpp"
 #include "config.hpp"
 
 namespace handoff::daemon {
 namespace {
 
 using asio::use_awaitable;
-constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 // Requests one connection may have running at once; more get `overloaded` (bounded memory).
 constexpr std::size_t max_requests_in_flight = 128;

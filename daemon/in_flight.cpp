@@ -2,8 +2,9 @@
 
 #include <algorithm>
 
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/use_awaitable.hpp>
+
+#include "as_tuple.hpp"
 
 namespace handoff::daemon {
 
@@ -17,7 +18,6 @@ void in_flight::done() noexcept {
 }
 
 asio::awaitable<bool> in_flight::zero(std::chrono::steady_clock::time_point deadline) {
-  constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
   asio::steady_timer timer(executor_);
   // A loop: the count may rise again between the wake-up and the resumption.
   while (count_ > 0 && std::chrono::steady_clock::now() < deadline) {

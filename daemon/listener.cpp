@@ -14,25 +14,25 @@
 namespace handoff::daemon {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void fail_to_listen(const std::string& what) { throw std::runtime_error(what); }
 
 std::string errno_text() { return std::strerror(errno); }
 
 // The socket's directory must be a real directory of ours that nobody else can enter.
 void prepare_directory(const std::filesystem::path& dir) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    fail("cannot create " + dir.string() + ": " + errno_text());
+    fail_to_listen("cannot create " + dir.string() + ": " + errno_text());
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) fail("cannot stat " + dir.string() + ": " + errno_text());
-  if (S_ISLNK(st.st_mode)) fail(dir.string() + " is a symlink; refusing to put the socket behind it");
-  if (!S_ISDIR(st.st_mode)) fail(dir.string() + " is not a directory");
+  if (::lstat(dir.c_str(), &st) != 0) fail_to_listen("cannot stat " + dir.string() + ": " + errno_text());
+  if (S_ISLNK(st.st_mode)) fail_to_listen(dir.string() + " is a symlink; refusing to put the socket behind it");
+  if (!S_ISDIR(st.st_mode)) fail_to_listen(dir.string() + " is not a directory");
   if (st.st_uid != ::geteuid())
-    fail(dir.string() + " belongs to uid " + std::to_string(st.st_uid) + ", not to us (uid " +
+    fail_to_listen(dir.string() + " belongs to uid " + std::to_string(st.st_uid) + ", not to us (uid " +
          std::to_string(::geteuid()) + ")");
   if ((st.st_mode & 077) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
-    fail(dir.string() + " is mode " + mode + "; it must be 0700 (chmod 700 " + dir.string() + ")");
+    fail_to_listen(dir.string() + " is mode " + mode + "; it must be 0700 (chmod 700 " + dir.string() + ")");
   }
 }
 
@@ -42,20 +42,20 @@ listener::listener(std::filesystem::path socket_path) : path_(std::move(socket_p
   hidden_ = path_;
   hidden_ += ".closing";
   if (path_.native().size() >= sizeof(sockaddr_un::sun_path))
-    fail("socket path " + path_.string() + " is too long for a Unix socket");
+    fail_to_listen("socket path " + path_.string() + " is too long for a Unix socket");
   prepare_directory(path_.parent_path());
 
   // One daemon per socket: the lock is held for the life of the process.
   auto lock_path = path_;
   lock_path += ".lock";
   lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) fail("cannot open " + lock_path.string() + ": " + errno_text());
+  if (lock_fd_ < 0) fail_to_listen("cannot open " + lock_path.string() + ": " + errno_text());
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     ::close(lock_fd_);
     lock_fd_ = -1;
     if (err == EWOULDBLOCK) throw already_serving("another handoffd is already serving " + path_.string());
-    fail("cannot lock " + lock_path.string() + ": " + std::strerror(err));
+    fail_to_listen("cannot lock " + lock_path.string() + ": " + std::strerror(err));
   }
 }
 
@@ -64,13 +64,13 @@ void listener::listen() {
   // We hold the lock, so a socket left at the path is a crashed run's: reclaim it.
   struct stat st {};
   if (::lstat(path_.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) fail(path_.string() + " exists and is not a socket; remove it or pick --socket");
-    if (::unlink(path_.c_str()) != 0) fail("cannot remove stale socket " + path_.string() + ": " + errno_text());
+    if (!S_ISSOCK(st.st_mode)) fail_to_listen(path_.string() + " exists and is not a socket; remove it or pick --socket");
+    if (::unlink(path_.c_str()) != 0) fail_to_listen("cannot remove stale socket " + path_.string() + ": " + errno_text());
   }
   ::unlink(hidden_.c_str());  // a socket an idle exit hid, left by a run killed during it
 
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (listen_fd_ < 0) fail("socket(): " + errno_text());
+  if (listen_fd_ < 0) fail_to_listen("socket(): " + errno_text());
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path_.c_str(), path_.native().size() + 1);
@@ -79,9 +79,9 @@ void listener::listen() {
   int rc = ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   int bind_errno = errno;
   ::umask(old);
-  if (rc != 0) fail("cannot bind " + path_.string() + ": " + std::strerror(bind_errno));
-  if (::chmod(path_.c_str(), 0600) != 0) fail("cannot chmod " + path_.string() + ": " + errno_text());
-  if (::listen(listen_fd_, SOMAXCONN) != 0) fail("listen(): " + errno_text());
+  if (rc != 0) fail_to_listen("cannot bind " + path_.string() + ": " + std::strerror(bind_errno));
+  if (::chmod(path_.c_str(), 0600) != 0) fail_to_listen("cannot chmod " + path_.string() + ": " + errno_text());
+  if (::listen(listen_fd_, SOMAXCONN) != 0) fail_to_listen("listen(): " + errno_text());
 }
 
 listener::~listener() {

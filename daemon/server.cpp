@@ -6,17 +6,16 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include "as_tuple.hpp"
 #include "listener.hpp"
 
 namespace handoff::daemon {
 namespace {
 
-constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 // How long replies in flight may take to drain at shutdown before the loop is stopped anyway.
 constexpr auto shutdown_grace = std::chrono::seconds(5);

@@ -2,18 +2,17 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/read.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include "as_tuple.hpp"
 #include "config.hpp"
 
 namespace handoff::daemon {
 namespace {
 
-constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 // Bytes read from the socket per read call.
 constexpr std::size_t read_chunk_bytes = 64 * 1024;

@@ -32,7 +32,11 @@ void append(std::string& out, const json& value) {
   out += value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-void append_string(std::string& out, std::string_view text) { append(out, json(text)); }
+// A string we send, quoted: escaped straight from its bytes, or as append() does when it is not
+// UTF-8.
+void append_quoted(std::string& out, std::string_view text) {
+  if (!append_json_string(out, text)) append(out, json(text));
+}
 
 // The one place a parser error becomes JSON-RPC's -32700.
 json parse_document(std::string_view frame, std::size_t max_depth) {
@@ -117,7 +121,7 @@ std::string make_error(const json& id, errc code, std::string_view message, cons
   out += R"(,"error":{"code":)";
   out += std::to_string(static_cast<int>(code));
   out += R"(,"message":)";
-  append_string(out, message);
+  append_quoted(out, message);
   if (!data.is_null()) {
     out += R"(,"data":)";
     append(out, data);
@@ -132,7 +136,7 @@ std::string make_request(const json& id, std::string_view method, const json& pa
   std::string out = R"({"jsonrpc":"2.0","id":)";
   append(out, id);
   out += R"(,"method":)";
-  append_string(out, method);
+  append_quoted(out, method);
   if (!params.is_null()) {
     out += R"(,"params":)";
     append(out, params);
@@ -143,7 +147,7 @@ std::string make_request(const json& id, std::string_view method, const json& pa
 
 std::string make_notification(std::string_view method, const json& params) {
   std::string out = R"({"jsonrpc":"2.0","method":)";
-  append_string(out, method);
+  append_quoted(out, method);
   if (!params.is_null()) {
     out += R"(,"params":)";
     append(out, params);

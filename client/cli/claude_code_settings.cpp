@@ -11,19 +11,15 @@ constexpr std::string_view hook_suffix = " hook claude-code";
 constexpr std::string_view store_suffix = "/subagent-results/**)";
 constexpr const char* events[] = {"PostToolUse", "PostToolUseFailure", "PreToolUse"};
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool is_handoff_hook(const ordered_json& hook) {
   return hook.is_object() && hook.contains("command") && hook["command"].is_string() &&
-         ends_with(hook["command"].get_ref<const std::string&>(), hook_suffix);
+         hook["command"].get_ref<const std::string&>().ends_with(hook_suffix);
 }
 
 bool is_handoff_rule(const ordered_json& rule, std::string_view own) {
   if (!rule.is_string()) return false;
   const std::string& r = rule.get_ref<const std::string&>();
-  return r == own || (r.rfind("Read(/", 0) == 0 && ends_with(r, store_suffix));
+  return r == own || (r.starts_with("Read(/") && r.ends_with(store_suffix));
 }
 
 // Removes handoff's hooks from one event's list of matcher groups, and groups left empty.

@@ -12,11 +12,6 @@ using nlohmann::ordered_json;
 
 constexpr std::string_view bridge_suffix = "/dist/src/pi-subagents-bridge.js";
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // A package entry's source: the string, or an object's "source".
 std::string source_of(const ordered_json& entry) {
   if (entry.is_string()) return entry.get<std::string>();
@@ -27,13 +22,13 @@ std::string source_of(const ordered_json& entry) {
 // Pi's rule (utils/paths.js isLocalPath): anything without a remote prefix is a local path.
 bool is_local(std::string_view source) {
   for (std::string_view remote : {"npm:", "git:", "github:", "http:", "https:", "ssh:", "builtin:", "file:"})
-    if (starts_with(source, remote)) return false;
+    if (source.starts_with(remote)) return false;
   return !source.empty();
 }
 
 // A local source as Pi resolves it: "~" is $HOME, a relative path is from `base`.
 fs::path resolve_local(const std::string& source, const fs::path& base) {
-  if (source == "~" || starts_with(source, "~/")) {
+  if (source == "~" || source.starts_with("~/")) {
     const char* home = std::getenv("HOME");
     return (fs::path(home == nullptr ? "" : home) / source.substr(source.size() > 1 ? 2 : 1)).lexically_normal();
   }
@@ -52,7 +47,7 @@ bool is_handoff_package_entry(const ordered_json& entry, const fs::path& base, c
 bool is_handoff_bridge(const ordered_json& entry, const fs::path& base, const handoff_package_test& is_handoff) {
   if (!entry.is_string()) return false;
   const std::string& path = entry.get_ref<const std::string&>();
-  if (!ends_with(path, bridge_suffix) || !is_local(path)) return false;
+  if (!path.ends_with(bridge_suffix) || !is_local(path)) return false;
   const fs::path file = resolve_local(path, base);
   return is_handoff(file.parent_path().parent_path().parent_path());
 }
@@ -93,11 +88,11 @@ bool has_pi_subagents(const ordered_json& settings) {
   if (!settings.contains("packages") || !settings["packages"].is_array()) return false;
   for (const ordered_json& entry : settings["packages"]) {
     std::string name = source_of(entry);
-    if (starts_with(name, "npm:")) name = name.substr(4);
+    if (name.starts_with("npm:")) name = name.substr(4);
     while (!name.empty() && name.back() == '/') name.pop_back();
     if (const auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
     if (const auto at = name.find('@', 1); at != std::string::npos) name = name.substr(0, at);
-    if (ends_with(name, ".git")) name.resize(name.size() - 4);
+    if (name.ends_with(".git")) name.resize(name.size() - 4);
     if (name == "pi-subagents") return true;
   }
   return false;

@@ -4,10 +4,10 @@
 #include <random>
 
 #include <asio/co_spawn.hpp>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
+#include "as_tuple.hpp"
 #include "offload.hpp"
 #include "parent_calls.hpp"
 #include "protocol/daemon_messages.hpp"
@@ -17,7 +17,6 @@
 namespace handoff::daemon {
 namespace {
 
-constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 void log_failure(std::exception_ptr e, const char* what) {
   if (!e) return;

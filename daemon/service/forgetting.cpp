@@ -7,10 +7,10 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include "as_tuple.hpp"
 #include "service.hpp"
 
 namespace handoff::daemon {
@@ -23,7 +23,6 @@ constexpr auto max_sweep = std::chrono::milliseconds(60'000);
 void service::start_forgetting() { asio::co_spawn(io_, forget_loop(), asio::detached); }
 
 asio::awaitable<void> service::forget_loop() {
-  constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
   const auto every = std::clamp(ledger_.grace() / 4, std::chrono::milliseconds(min_sweep), max_sweep);
   while (!stopping_) {
     forget_timer_.expires_after(every);

@@ -4,11 +4,11 @@
 // dropping it (a failed build, a reply never written) gives them back.
 #include <algorithm>
 
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 
+#include "as_tuple.hpp"
 #include "parent_calls.hpp"
 #include "service.hpp"
 
@@ -20,7 +20,6 @@ using rpc::rpc_error;
 
 namespace {
 
-constexpr auto as_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 std::optional<context_usage> from_wire(const std::optional<rpc::usage_dto>& u) {
   if (!u) return std::nullopt;

@@ -20,6 +20,7 @@
 #include "engine/store/artifact_store.hpp"
 #include "engine/fs/sha256.hpp"
 #include "engine/text/text_shape.hpp"
+#include "support/fs_fixtures.hpp"
 #include "utf8.hpp"
 
 namespace {
@@ -79,16 +80,8 @@ std::string seed_text(std::size_t bytes, std::size_t lines, const std::string& t
   return out;
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-unsigned mode_of(const fs::path& p) {
-  struct stat st {};
-  REQUIRE(::lstat(p.c_str(), &st) == 0);
-  return st.st_mode & 07777u;
-}
+using handoff::test::mode_of;
+using handoff::test::read_file;
 
 std::size_t count(const std::string& hay, const std::string& needle) {
   std::size_t n = 0;

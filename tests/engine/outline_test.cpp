@@ -22,13 +22,14 @@ using namespace handoff::test;
 
 namespace {
 
-const std::string sha = "5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef";
-const artifact_ref saved{true, "/home/user/.pi/agent/cache/openpi/subagent-results/" + sha + ".txt", sha, ""};
-const artifact_ref unsaved{false, "", sha, "No space left on device"};
+const std::string report_sha = "5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef";
+const artifact_ref saved_ref{true, "/home/user/.pi/agent/cache/openpi/subagent-results/" + report_sha + ".txt",
+                             report_sha, ""};
+const artifact_ref unsaved_ref{false, "", report_sha, "No space left on device"};
 const projection_limits wait_caps{16384, 600, 0.75};
 
 // A markdown report built line by line, remembering where each heading went.
-struct report {
+struct markdown_report {
   std::string text;
   std::size_t lines = 0;
   std::vector<std::pair<std::size_t, unsigned>> headings;  // line, level
@@ -58,14 +59,14 @@ std::vector<std::size_t> outline_lines(const std::string& text, const projection
   return check_outline(parts.outline, text, limits, artifact, omitted.first, omitted.last, p);
 }
 
-bool contains(std::string_view haystack, std::string_view needle) {
+bool has_text(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
 }  // namespace
 
 TEST_CASE("a report with headings in the middle: every omitted level-1/2 heading with its true line") {
-  report r;
+  markdown_report r;
   r.heading(1, "Investigation of the ingest outage");
   r.body(20);
   for (int section = 1; section <= 24; ++section) {
@@ -80,10 +81,10 @@ TEST_CASE("a report with headings in the middle: every omitted level-1/2 heading
   r.line("VERDICT: ship it");
   REQUIRE(r.text.size() > 70000);
 
-  const projection p = project(r.text, wait_caps, saved);
+  const projection p = project(r.text, wait_caps, saved_ref);
   REQUIRE(p.truncated);
-  const std::vector<std::size_t> listed = outline_lines(r.text, wait_caps, saved, p);
-  CHECK(contains(p.text, "\n[Omitted sections, at their lines of the full text (read offset=LINE):\n"));
+  const std::vector<std::size_t> listed = outline_lines(r.text, wait_caps, saved_ref, p);
+  CHECK(has_text(p.text, "\n[Omitted sections, at their lines of the full text (read offset=LINE):\n"));
   std::size_t omitted_major = 0;
   for (const auto& [line, level] : r.headings) {
     const bool omitted = line >= p.omitted_first && line < p.omitted_first + p.omitted_count;
@@ -95,12 +96,12 @@ TEST_CASE("a report with headings in the middle: every omitted level-1/2 heading
   CHECK(omitted_major >= 15);
   // Level 3 did not all fit: the outline says how many it left and how to list them.
   CHECK(p.outline_left_out > 0);
-  CHECK(contains(p.text, " more (level 3): bash `'handoff' read --outline " + std::to_string(p.omitted_first) + "-"));
-  CHECK(contains(p.text, "VERDICT: ship it"));
+  CHECK(has_text(p.text, " more (level 3): bash `'handoff' read --outline " + std::to_string(p.omitted_first) + "-"));
+  CHECK(has_text(p.text, "VERDICT: ship it"));
 }
 
 TEST_CASE("200 headings in the middle: within an eighth, levels in order, the partial level spread") {
-  report r;
+  markdown_report r;
   r.line("# Top");
   r.body(3);
   for (int i = 0; i < 200; ++i) {
@@ -112,8 +113,8 @@ TEST_CASE("200 headings in the middle: within an eighth, levels in order, the pa
   for (const projection_limits limits :
        {wait_caps, projection_limits{8192, 300, 0.75}, projection_limits{12000, 700, 0.5}}) {
     CAPTURE(limits.max_bytes);
-    const projection p = project(r.text, limits, saved);
-    const std::vector<std::size_t> listed = outline_lines(r.text, limits, saved, p);
+    const projection p = project(r.text, limits, saved_ref);
+    const std::vector<std::size_t> listed = outline_lines(r.text, limits, saved_ref, p);
     REQUIRE(!listed.empty());
     CHECK(p.outline_left_out > 0);
     // Every omitted level-1 heading is listed; the listed ones of the level that did not fit
@@ -140,7 +141,7 @@ TEST_CASE("200 headings in the middle: within an eighth, levels in order, the pa
 }
 
 TEST_CASE("a # inside a fenced code block is not a heading") {
-  report r;
+  markdown_report r;
   r.line("# Report");
   r.body(200);
   r.line("```bash");
@@ -153,16 +154,16 @@ TEST_CASE("a # inside a fenced code block is not a heading") {
   r.line("~~~");
   r.body(200);
   r.line("VERDICT: ship it");
-  const projection p = project(r.text, wait_caps, saved);
-  const std::vector<std::size_t> listed = outline_lines(r.text, wait_caps, saved, p);
+  const projection p = project(r.text, wait_caps, saved_ref);
+  const std::vector<std::size_t> listed = outline_lines(r.text, wait_caps, saved_ref, p);
   CHECK(listed == std::vector<std::size_t>{r.headings.at(0).first});
   CHECK(p.outline_left_out == 0);
-  CHECK(contains(p.text, "## Root cause]\n"));
-  CHECK_FALSE(contains(p.text, "step 1: rerun"));
+  CHECK(has_text(p.text, "## Root cause]\n"));
+  CHECK_FALSE(has_text(p.text, "step 1: rerun"));
 }
 
 TEST_CASE("CJK headings are clipped on character boundaries, and brackets cannot close the block") {
-  report r;
+  markdown_report r;
   r.line("# 报告");
   r.body(250);
   std::string cjk;
@@ -172,22 +173,22 @@ TEST_CASE("CJK headings are clipped on character boundaries, and brackets cannot
   r.heading(2, "[... middle omitted: lines 1-2 of 3, 4 bytes ...] [Truncated: 1 byte]");
   r.body(200);
   r.line("END");
-  const projection p = project(r.text, wait_caps, saved);
-  const std::vector<std::size_t> listed = outline_lines(r.text, wait_caps, saved, p);
+  const projection p = project(r.text, wait_caps, saved_ref);
+  const std::vector<std::size_t> listed = outline_lines(r.text, wait_caps, saved_ref, p);
   REQUIRE(listed.size() == 2);
   // 77 bytes at most before "...": "x" and 25 whole characters (76 bytes).
   std::string clipped = "x";
   for (int i = 0; i < 25; ++i) clipped += "\xE4\xB8\xAD";
-  CHECK(contains(p.text, "  " + std::to_string(listed[0]) + " ## " + clipped + "...\n"));
+  CHECK(has_text(p.text, "  " + std::to_string(listed[0]) + " ## " + clipped + "...\n"));
   CHECK(handoff::valid_utf8(p.text));
-  CHECK(contains(p.text, "## (... middle omitted: lines 1-2 of 3, 4 bytes ...) (Truncated: 1 byte)]\n"));
+  CHECK(has_text(p.text, "## (... middle omitted: lines 1-2 of 3, 4 bytes ...) (Truncated: 1 byte)]\n"));
   // One marker, one footer: split_projection (in check_cut) requires it; and only one of each here.
   CHECK(std::count(p.text.begin(), p.text.end(), '[') == 3);  // marker, outline, footer
 }
 
 TEST_CASE("no heading in the omitted lines: the projection is the one made without an outline, byte for byte") {
   // Headings in the head and the tail only; the middle has what only looks like them.
-  report r;
+  markdown_report r;
   r.line("# Report");
   r.body(40);
   for (int i = 0; i < 300; ++i) {
@@ -205,19 +206,19 @@ TEST_CASE("no heading in the omitted lines: the projection is the one made witho
   r.line("VERDICT: ship it");
   projection_limits plain = wait_caps;
   plain.outline = false;
-  const projection p = project(r.text, wait_caps, saved);
-  check_cut(r.text, wait_caps, saved, p);
-  CHECK(p.text == project(r.text, plain, saved).text);
+  const projection p = project(r.text, wait_caps, saved_ref);
+  check_cut(r.text, wait_caps, saved_ref, p);
+  CHECK(p.text == project(r.text, plain, saved_ref).text);
   CHECK(p.outline_listed == 0);
   // The bytes this text projected to before the outline existed (commit 38c4f14).
   CHECK(handoff::sha256_hex(p.text) == "90d54a27a70836154427d1d2b24629062c4f95a24d72fcd6ad5b585b55322ecd");
   // A text with no heading at all, and one whose only headings are shown, likewise.
   const std::string lines = r.text.substr(r.text.find('\n') + 1);
-  CHECK(project(lines, wait_caps, saved).text == project(lines, plain, saved).text);
+  CHECK(project(lines, wait_caps, saved_ref).text == project(lines, plain, saved_ref).text);
 }
 
 TEST_CASE("the outline names the reader's tools, and says so when the full text was not saved") {
-  report r;
+  markdown_report r;
   r.line("# Report");
   r.body(30);
   for (int i = 0; i < 120; ++i) {
@@ -225,7 +226,7 @@ TEST_CASE("the outline names the reader's tools, and says so when the full text 
     r.body(8);
   }
   r.line("END");
-  artifact_ref claude = saved;
+  artifact_ref claude = saved_ref;
   claude.profile = &handoff::claude_code_reader;
   const projection for_claude = project(r.text, wait_caps, claude);
   // (check_cut follows Pi's calls only: the outline is read back on its own here.)
@@ -233,18 +234,18 @@ TEST_CASE("the outline names the reader's tools, and says so when the full text 
   CHECK(check_outline(parts.outline, r.text, wait_caps, claude, for_claude.omitted_first,
                       for_claude.omitted_first + for_claude.omitted_count - 1, for_claude)
             .size() == for_claude.outline_listed);
-  CHECK(contains(for_claude.text, "[Omitted sections, at their lines of the full text (Read offset=LINE):\n"));
-  CHECK(contains(for_claude.text, " more (level 3): Bash `'handoff' read --outline "));
+  CHECK(has_text(for_claude.text, "[Omitted sections, at their lines of the full text (Read offset=LINE):\n"));
+  CHECK(has_text(for_claude.text, " more (level 3): Bash `'handoff' read --outline "));
 
-  const projection lost = project(r.text, wait_caps, unsaved);
-  outline_lines(r.text, wait_caps, unsaved, lost);
-  CHECK(contains(lost.text, "[Omitted sections, at their lines of the full text (not saved):\n"));
-  CHECK(contains(lost.text, " more (level 3), not listed]\n"));
-  CHECK_FALSE(contains(lost.text, "--outline"));
+  const projection lost = project(r.text, wait_caps, unsaved_ref);
+  outline_lines(r.text, wait_caps, unsaved_ref, lost);
+  CHECK(has_text(lost.text, "[Omitted sections, at their lines of the full text (not saved):\n"));
+  CHECK(has_text(lost.text, " more (level 3), not listed]\n"));
+  CHECK_FALSE(has_text(lost.text, "--outline"));
 }
 
 TEST_CASE("limits too small for an outline leave it out, and a short outline costs only its size") {
-  report r;
+  markdown_report r;
   r.line("# Report");
   r.body(300);
   r.heading(2, "Root cause");
@@ -254,16 +255,16 @@ TEST_CASE("limits too small for an outline leave it out, and a short outline cos
   projection_limits tiny{512, 40, 0.75};
   projection_limits tiny_plain = tiny;
   tiny_plain.outline = false;
-  const projection small = project(r.text, tiny, saved);
-  check_cut(r.text, tiny, saved, small);
-  CHECK(small.text == project(r.text, tiny_plain, saved).text);
+  const projection small = project(r.text, tiny, saved_ref);
+  check_cut(r.text, tiny, saved_ref, small);
+  CHECK(small.text == project(r.text, tiny_plain, saved_ref).text);
   // At 16 KiB one heading's outline (the header and one entry: 93 bytes) takes about that much
   // from the head and tail (whole lines), not the eighth (2 KiB).
   projection_limits plain = wait_caps;
   plain.outline = false;
-  const projection with = project(r.text, wait_caps, saved);
-  const projection without = project(r.text, plain, saved);
-  CHECK(outline_lines(r.text, wait_caps, saved, with).size() == 1);
+  const projection with = project(r.text, wait_caps, saved_ref);
+  const projection without = project(r.text, plain, saved_ref);
+  CHECK(outline_lines(r.text, wait_caps, saved_ref, with).size() == 1);
   const std::size_t shown_with = with.head_bytes + with.tail_bytes;
   const std::size_t shown_without = without.head_bytes + without.tail_bytes;
   CHECK(shown_with < shown_without);

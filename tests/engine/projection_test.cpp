@@ -21,10 +21,10 @@ using namespace handoff::test;
 
 namespace {
 
-const std::string sha = "5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef";
-const artifact_ref saved{true, "/home/user/.pi/agent/cache/openpi/subagent-results/" + sha + ".txt",
-                         sha, ""};
-const artifact_ref unsaved{false, "", sha, "open /home/user/.pi/agent/cache: Permission denied"};
+const std::string seed_sha = "5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef";
+const artifact_ref seed_saved{true, "/home/user/.pi/agent/cache/openpi/subagent-results/" + seed_sha + ".txt",
+                              seed_sha, ""};
+const artifact_ref seed_unsaved{false, "", seed_sha, "open /home/user/.pi/agent/cache: Permission denied"};
 
 // The seed's real smoke test: BEGIN, 420 numbered lines 0001..0420, END; 36,997 bytes and
 // 422 lines, no final newline.
@@ -50,7 +50,7 @@ std::string numbered_lines(std::size_t count, std::size_t width) {
   return text;
 }
 
-bool contains(std::string_view haystack, std::string_view needle) {
+bool has_substring(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
@@ -61,23 +61,23 @@ TEST_CASE("the seed's 36,997-byte report keeps BEGIN and END under 16 KiB") {
   REQUIRE(text.size() == 36997);
   REQUIRE(split_lines(text).size() == 422);
   const projection_limits limits{16384, 600, 0.75};
-  const projection p = project(text, limits, saved);
-  const omitted_range omitted = check_cut(text, limits, saved, p);
+  const projection p = project(text, limits, seed_saved);
+  const omitted_range omitted = check_cut(text, limits, seed_saved, p);
   CHECK(p.text.substr(0, 6) == "BEGIN\n");
-  CHECK(contains(p.text, "\nEND\n[Truncated: "));
-  CHECK(contains(p.text, "[... middle omitted: lines "));
-  CHECK(contains(p.text, "[Truncated: 36,997 bytes / 422 lines in full; shown: lines 1-"));
-  CHECK(contains(p.text, saved.path));
+  CHECK(has_substring(p.text, "\nEND\n[Truncated: "));
+  CHECK(has_substring(p.text, "[... middle omitted: lines "));
+  CHECK(has_substring(p.text, "[Truncated: 36,997 bytes / 422 lines in full; shown: lines 1-"));
+  CHECK(has_substring(p.text, seed_saved.path));
   // About 3/4 of the body is head: line 0130 is well inside it, line 0400 inside the tail.
-  CHECK(contains(p.text, "\n0130 evidence"));
-  CHECK(contains(p.text, "\n0400 evidence"));
+  CHECK(has_substring(p.text, "\n0130 evidence"));
+  CHECK(has_substring(p.text, "\n0400 evidence"));
   CHECK(p.head_bytes > 3 * p.tail_bytes - 1000);
   CHECK(p.head_bytes < 3 * p.tail_bytes + 1000);
   CHECK(p.text.size() > 16384 - 200);  // the reserve for the notices is tight
   // One page of Pi's read holds the omitted middle, and the footer says so.
   CHECK(omitted.first == p.head_lines + 1);
   CHECK(omitted.last == 422 - p.tail_lines);
-  CHECK(contains(p.text, " in 1 call, each shown whole: read offset=" + std::to_string(omitted.first) +
+  CHECK(has_substring(p.text, " in 1 call, each shown whole: read offset=" + std::to_string(omitted.first) +
                              " limit=" + std::to_string(omitted.last - omitted.first + 1) + ".]"));
 }
 
@@ -87,7 +87,7 @@ TEST_CASE("a text within both limits comes back byte for byte") {
                                   std::string("\r\nCRLF\r\n"), numbered_lines(9, 20)}) {
     CAPTURE(text);
     CHECK(fits(text, limits));
-    const projection p = project(text, limits, saved);
+    const projection p = project(text, limits, seed_saved);
     CHECK(p.text == text);
     CHECK_FALSE(p.truncated);
     CHECK(p.omitted_count == 0);
@@ -116,28 +116,28 @@ TEST_CASE("exactly at the limits is verbatim, one byte or one line over is cut")
   REQUIRE(at_limit.size() == 999);
   const projection_limits limits{999, 10, 0.75};
   CHECK(fits(at_limit, limits));
-  CHECK(project(at_limit, limits, saved).text == at_limit);
+  CHECK(project(at_limit, limits, seed_saved).text == at_limit);
 
   const std::string byte_over = at_limit + "z";
   CHECK_FALSE(fits(byte_over, {999, 10, 0.75}));
   const projection_limits tight_bytes{999, 10, 0.75};
-  check_cut(byte_over, tight_bytes, unsaved, project(byte_over, tight_bytes, unsaved));
+  check_cut(byte_over, tight_bytes, seed_unsaved, project(byte_over, tight_bytes, seed_unsaved));
 
   const std::string line_over = at_limit + "\n";  // 11 lines by Pi's split
   const projection_limits roomy_bytes{5000, 10, 0.75};
   CHECK_FALSE(fits(line_over, roomy_bytes));
-  const projection p = project(line_over, roomy_bytes, unsaved);
-  check_cut(line_over, roomy_bytes, unsaved, p);
+  const projection p = project(line_over, roomy_bytes, seed_unsaved);
+  check_cut(line_over, roomy_bytes, seed_unsaved, p);
   CHECK(split_lines(p.text).size() <= 10);
 }
 
 TEST_CASE("the line cap keeps a recognisable head and tail when bytes are no problem") {
   const std::string text = numbered_lines(5000, 30);
   const projection_limits limits{1 << 20, 600, 0.75};
-  const projection p = project(text, limits, saved);
-  check_cut(text, limits, saved, p);
+  const projection p = project(text, limits, seed_saved);
+  check_cut(text, limits, seed_saved, p);
   CHECK(p.text.substr(0, 7) == "line 1 ");
-  CHECK(contains(p.text, "\nline 5000 "));
+  CHECK(has_substring(p.text, "\nline 5000 "));
   CHECK(p.text.size() < 600 * 32);
   // The body has 600 - 3 lines: 448 (75%) for the head, 149 for the tail, which also shows
   // the empty line after the final '\n' for free.
@@ -148,14 +148,14 @@ TEST_CASE("the line cap keeps a recognisable head and tail when bytes are no pro
 TEST_CASE("the byte cap binds while the line cap does not, and vice versa") {
   const std::string wide = numbered_lines(100, 400);  // 40 KB, 101 lines
   const projection_limits by_bytes{8192, 600, 0.75};
-  const projection a = project(wide, by_bytes, saved);
-  check_cut(wide, by_bytes, saved, a);
+  const projection a = project(wide, by_bytes, seed_saved);
+  check_cut(wide, by_bytes, seed_saved, a);
   CHECK(split_lines(a.text).size() < 40);
 
   const std::string narrow = numbered_lines(1000, 8);  // 9 KB, 1001 lines
   const projection_limits by_lines{16384, 50, 0.75};
-  const projection b = project(narrow, by_lines, saved);
-  check_cut(narrow, by_lines, saved, b);
+  const projection b = project(narrow, by_lines, seed_saved);
+  check_cut(narrow, by_lines, seed_saved, b);
   CHECK(split_lines(b.text).size() == 50);
   CHECK(b.text.size() < 1000);
 }
@@ -164,26 +164,26 @@ TEST_CASE("a single enormous line is cut inside at both ends and read back in by
   std::string text;
   for (int i = 0; text.size() < 200000; ++i) text += "word" + std::to_string(i) + " ";
   const projection_limits limits{16384, 600, 0.75};
-  const projection p = project(text, limits, saved);
-  const omitted_range omitted = check_cut(text, limits, saved, p);
+  const projection p = project(text, limits, seed_saved);
+  const omitted_range omitted = check_cut(text, limits, seed_saved, p);
   CHECK(omitted.first == 1);
   CHECK(omitted.last == 1);
   CHECK(p.head_partial);
   CHECK(p.tail_partial);
   CHECK(p.head_lines == 0);
   CHECK(p.tail_lines == 0);
-  CHECK(contains(p.text, "shown: start of line 1, end of line 1."));
+  CHECK(has_substring(p.text, "shown: start of line 1, end of line 1."));
   // Pi refuses a read of a line over 50 KiB: the footer gives no `read` call for it.
-  CHECK_FALSE(contains(p.text, "offset="));
-  CHECK(contains(p.text, "omitted line 1 in 4 calls, each shown whole: bash `'handoff' read --bytes 0-51200 '" +
-                             saved.path + "'`; bash `'handoff' read --bytes 51200-102400 '"));
+  CHECK_FALSE(has_substring(p.text, "offset="));
+  CHECK(has_substring(p.text, "omitted line 1 in 4 calls, each shown whole: bash `'handoff' read --bytes 0-51200 '" +
+                             seed_saved.path + "'`; bash `'handoff' read --bytes 51200-102400 '"));
   CHECK(p.head_bytes > 2 * p.tail_bytes);  // 75/25 holds inside the line too
 
   // Under 4 KiB the four commands do not fit beside the text: the plan command stands for them.
   const projection_limits small{4096, 600, 0.75};
-  const projection q = project(text, small, saved);
-  check_cut(text, small, saved, q);
-  CHECK(contains(q.text, "Full text saved; bash `'handoff' read --plan 1-1 '" + saved.path +
+  const projection q = project(text, small, seed_saved);
+  check_cut(text, small, seed_saved, q);
+  CHECK(has_substring(q.text, "Full text saved; bash `'handoff' read --plan 1-1 '" + seed_saved.path +
                              "'` lists the calls that read the omitted line 1 back, each shown whole.]"));
 }
 
@@ -191,8 +191,8 @@ TEST_CASE("a long line in the middle is cut inside while whole lines frame it") 
   const std::string text =
       numbered_lines(20, 40) + std::string(100000, 'x') + "\n" + numbered_lines(20, 40);
   const projection_limits limits{4096, 600, 0.75};
-  const projection p = project(text, limits, saved);
-  const omitted_range omitted = check_cut(text, limits, saved, p);
+  const projection p = project(text, limits, seed_saved);
+  const omitted_range omitted = check_cut(text, limits, seed_saved, p);
   CHECK(p.head_lines == 20);
   CHECK(p.tail_lines == 21);  // the 20 lines and the empty one after the final '\n'
   CHECK(omitted.first == 21);
@@ -203,8 +203,8 @@ TEST_CASE("a long line in the middle is cut inside while whole lines frame it") 
 TEST_CASE("text made only of newlines") {
   const std::string text(3000, '\n');
   const projection_limits limits{16384, 100, 0.75};
-  const projection p = project(text, limits, saved);
-  check_cut(text, limits, saved, p);
+  const projection p = project(text, limits, seed_saved);
+  check_cut(text, limits, seed_saved, p);
   CHECK(p.total.lines == 3001);
   CHECK(p.head_lines + p.tail_lines == 100 - 3 + 1);  // the last empty line is free
 }
@@ -213,13 +213,13 @@ TEST_CASE("a trailing newline is kept as the last, empty, line") {
   const std::string without = numbered_lines(300, 60) + "the last words";
   const std::string with = without + "\n";
   const projection_limits limits{4096, 600, 0.75};
-  const projection a = project(without, limits, saved);
-  const projection b = project(with, limits, saved);
-  check_cut(without, limits, saved, a);
-  check_cut(with, limits, saved, b);
+  const projection a = project(without, limits, seed_saved);
+  const projection b = project(with, limits, seed_saved);
+  check_cut(without, limits, seed_saved, a);
+  check_cut(with, limits, seed_saved, b);
   // The final '\n' ends the tail's last line; the empty line after it is where the footer starts.
-  CHECK(contains(a.text, "\nthe last words\n[Truncated: "));
-  CHECK(contains(b.text, "\nthe last words\n[Truncated: "));
+  CHECK(has_substring(a.text, "\nthe last words\n[Truncated: "));
+  CHECK(has_substring(b.text, "\nthe last words\n[Truncated: "));
   CHECK(b.total.lines == a.total.lines + 1);
   CHECK(b.tail_lines == a.tail_lines + 1);
   CHECK(b.text.size() == a.text.size());
@@ -230,16 +230,16 @@ TEST_CASE("a final newline does not take the tail's only line from the last line
   // final '\n' and the last words were lost.
   const std::string text = numbered_lines(300, 60) + "the last words\n";
   const projection_limits limits{4096, 8, 0.75};
-  const projection p = project(text, limits, saved);
-  check_cut(text, limits, saved, p);
-  CHECK(contains(p.text, "\nthe last words\n[Truncated: "));
+  const projection p = project(text, limits, seed_saved);
+  check_cut(text, limits, seed_saved, p);
+  CHECK(has_substring(p.text, "\nthe last words\n[Truncated: "));
   CHECK(p.tail_lines == 2);
   CHECK(split_lines(p.text).size() <= 8);
 
   // Only empty lines at the end: the tail shows the last of them that holds anything.
   const std::string blank_end = numbered_lines(300, 60) + "\n\n";
-  const projection q = project(blank_end, limits, saved);
-  check_cut(blank_end, limits, saved, q);
+  const projection q = project(blank_end, limits, seed_saved);
+  check_cut(blank_end, limits, seed_saved, q);
   CHECK(q.tail_lines >= 2);
 }
 
@@ -247,10 +247,10 @@ TEST_CASE("CRLF text is cut on its '\\n' and keeps its '\\r'") {
   std::string text;
   for (int i = 0; i < 500; ++i) text += "windows line " + std::to_string(i) + "\r\n";
   const projection_limits limits{2048, 600, 0.75};
-  const projection p = project(text, limits, saved);
-  check_cut(text, limits, saved, p);
+  const projection p = project(text, limits, seed_saved);
+  check_cut(text, limits, seed_saved, p);
   CHECK(p.text.substr(0, 16) == "windows line 0\r\n");
-  CHECK(contains(p.text, "windows line 499\r\n[Truncated: "));
+  CHECK(has_substring(p.text, "windows line 499\r\n[Truncated: "));
 }
 
 TEST_CASE("CJK and emoji survive a cut at every byte position") {
@@ -265,8 +265,8 @@ TEST_CASE("CJK and emoji survive a cut at every byte position") {
           CAPTURE(shift);
           CAPTURE(max_bytes);
           const projection_limits limits{max_bytes, 600, 0.75};
-          const projection p = project(text, limits, saved);
-          check_cut(text, limits, saved, p);
+          const projection p = project(text, limits, seed_saved);
+          check_cut(text, limits, seed_saved, p);
           CHECK(handoff::valid_utf8(p.text));
         }
       }
@@ -279,8 +279,8 @@ TEST_CASE("head share moves the body between head and tail") {
   for (const double share : {0.05, 0.4, 0.75, 0.95}) {
     CAPTURE(share);
     const projection_limits limits{16384, 600, share};
-    const projection p = project(text, limits, saved);
-    check_cut(text, limits, saved, p);
+    const projection p = project(text, limits, seed_saved);
+    check_cut(text, limits, seed_saved, p);
     const double head = static_cast<double>(p.head_bytes);
     const double body = head + static_cast<double>(p.tail_bytes);
     CHECK(head / body > share - 0.02);
@@ -295,16 +295,16 @@ TEST_CASE("budget a side cannot use goes to the other side") {
   for (int i = 0; i < 10; ++i) text += std::string(5000, static_cast<char>('a' + i)) + "\n";
   text += numbered_lines(500, 20);
   const projection_limits limits{4096, 600, 0.75};
-  const projection p = project(text, limits, saved);
-  check_cut(text, limits, saved, p);
+  const projection p = project(text, limits, seed_saved);
+  check_cut(text, limits, seed_saved, p);
   CHECK(p.head_partial);
   CHECK(p.head_lines == 0);
 
   // Whole head lines that stop short of the head's share hand the rest to the tail.
   const std::string lumpy =
       std::string(2000, 'h') + "\n" + std::string(2000, 'i') + "\n" + numbered_lines(400, 20);
-  const projection q = project(lumpy, limits, saved);
-  check_cut(lumpy, limits, saved, q);
+  const projection q = project(lumpy, limits, seed_saved);
+  check_cut(lumpy, limits, seed_saved, q);
   CHECK(q.head_lines == 1);
   CHECK_FALSE(q.head_partial);  // line 2 is shorter than the head's share: not cut inside
   CHECK(q.tail_bytes + 400 >= q.head_bytes);
@@ -314,8 +314,8 @@ TEST_CASE("budget a side cannot use goes to the other side") {
   // at one line and the head takes the rest.
   const std::string heavy_end =
       numbered_lines(500, 20) + std::string(700, 'y') + "\n" + std::string(300, 'z');
-  const projection r = project(heavy_end, limits, saved);
-  check_cut(heavy_end, limits, saved, r);
+  const projection r = project(heavy_end, limits, seed_saved);
+  check_cut(heavy_end, limits, seed_saved, r);
   CHECK(r.tail_lines == 1);
   CHECK_FALSE(r.tail_partial);
   CHECK(r.head_bytes > 3300);  // its own share is about 2,850 bytes
@@ -324,10 +324,10 @@ TEST_CASE("budget a side cannot use goes to the other side") {
 TEST_CASE("the footer names the path and the exact read call") {
   const std::string text = numbered_lines(1000, 40);
   const projection_limits limits{8192, 600, 0.75};
-  const projection p = project(text, limits, saved);
-  const omitted_range omitted = check_cut(text, limits, saved, p);
-  CHECK(contains(p.text, "[Truncated: 41,000 bytes / 1001 lines in full; shown: lines 1-"));
-  const std::string expected = "Full text: " + saved.path + " \xE2\x80\x94 omitted lines " +
+  const projection p = project(text, limits, seed_saved);
+  const omitted_range omitted = check_cut(text, limits, seed_saved, p);
+  CHECK(has_substring(p.text, "[Truncated: 41,000 bytes / 1001 lines in full; shown: lines 1-"));
+  const std::string expected = "Full text: " + seed_saved.path + " \xE2\x80\x94 omitted lines " +
                                std::to_string(omitted.first) + "-" + std::to_string(omitted.last) +
                                " in 1 call, each shown whole: read offset=" + std::to_string(p.omitted_first) +
                                " limit=" + std::to_string(p.omitted_count) + ".]";
@@ -338,64 +338,64 @@ TEST_CASE("omitted lines over one page of Pi's read are named page by page") {
   // 171 KB of 3,000 lines of 57 bytes: 898 lines fill a 50 KiB page.
   const std::string text = numbered_lines(3000, 56);
   const projection_limits limits{16384, 600, 0.75};
-  const projection p = project(text, limits, saved);
-  const omitted_range omitted = check_cut(text, limits, saved, p);
+  const projection p = project(text, limits, seed_saved);
+  const omitted_range omitted = check_cut(text, limits, seed_saved, p);
   const std::string first_call = "read offset=" + std::to_string(omitted.first) + " limit=898; read offset=" +
                                  std::to_string(omitted.first + 898) + " limit=898; ";
-  CHECK(contains(p.text, " in 4 calls, each shown whole: " + first_call));
+  CHECK(has_substring(p.text, " in 4 calls, each shown whole: " + first_call));
 
   // More than 2000 short lines: pages of 2000 lines.
   const std::string short_lines = numbered_lines(9000, 9);
-  const projection q = project(short_lines, limits, saved);
-  const omitted_range o = check_cut(short_lines, limits, saved, q);
-  CHECK(contains(q.text, "read offset=" + std::to_string(o.first) + " limit=2000; read offset=" +
+  const projection q = project(short_lines, limits, seed_saved);
+  const omitted_range o = check_cut(short_lines, limits, seed_saved, q);
+  CHECK(has_substring(q.text, "read offset=" + std::to_string(o.first) + " limit=2000; read offset=" +
                              std::to_string(o.first + 2000) + " limit=2000; "));
 }
 
 TEST_CASE("past eight calls the footer names the command that lists them") {
   const std::string text = numbered_lines(20000, 59);  // 1.2 MB: about 24 pages
   const projection_limits limits{16384, 600, 0.75};
-  const projection p = project(text, limits, saved);
-  const omitted_range omitted = check_cut(text, limits, saved, p);
+  const projection p = project(text, limits, seed_saved);
+  const omitted_range omitted = check_cut(text, limits, seed_saved, p);
   const std::string range = std::to_string(omitted.first) + "-" + std::to_string(omitted.last);
-  CHECK(contains(p.text, "Full text saved; bash `'handoff' read --plan " + range + " '" + saved.path +
+  CHECK(has_substring(p.text, "Full text saved; bash `'handoff' read --plan " + range + " '" + seed_saved.path +
                              "'` lists the calls that read the omitted lines " + range + " back, each shown whole.]"));
 }
 
 TEST_CASE("an unsaved artifact is reported honestly and no path is shown") {
   const std::string text = numbered_lines(1000, 40);
   const projection_limits limits{8192, 600, 0.75};
-  const artifact_ref failed{false, "/must/not/appear.txt", sha, "No space left on device"};
+  const artifact_ref failed{false, "/must/not/appear.txt", seed_sha, "No space left on device"};
   const projection p = project(text, limits, failed);
   check_cut(text, limits, failed, p);
-  CHECK(contains(p.text, "Full text NOT saved (No space left on device); the omitted lines "));
-  CHECK_FALSE(contains(p.text, "/must/not/appear"));
-  CHECK_FALSE(contains(p.text, "offset="));
-  CHECK(contains(p.text, "cannot be read back.]"));
+  CHECK(has_substring(p.text, "Full text NOT saved (No space left on device); the omitted lines "));
+  CHECK_FALSE(has_substring(p.text, "/must/not/appear"));
+  CHECK_FALSE(has_substring(p.text, "offset="));
+  CHECK(has_substring(p.text, "cannot be read back.]"));
 }
 
 TEST_CASE("an unsaved artifact's reason is one bounded line") {
   const std::string text = numbered_lines(1000, 40);
   const projection_limits limits{8192, 600, 0.75};
-  const artifact_ref multi_line{false, "", sha, "first\nsecond\r\nthird"};
+  const artifact_ref multi_line{false, "", seed_sha, "first\nsecond\r\nthird"};
   const projection a = project(text, limits, multi_line);
   check_cut(text, limits, multi_line, a);
-  CHECK(contains(a.text, "(first second  third)"));
+  CHECK(has_substring(a.text, "(first second  third)"));
 
-  const artifact_ref long_reason{false, "", sha, std::string(1000, 'r')};
+  const artifact_ref long_reason{false, "", seed_sha, std::string(1000, 'r')};
   const projection b = project(text, limits, long_reason);
   check_cut(text, limits, long_reason, b);
-  CHECK(contains(b.text, "(" + std::string(157, 'r') + "...)"));
+  CHECK(has_substring(b.text, "(" + std::string(157, 'r') + "...)"));
 
-  const artifact_ref no_reason{false, "", sha, ""};
-  CHECK(contains(project(text, limits, no_reason).text, "NOT saved (no reason given)"));
+  const artifact_ref no_reason{false, "", seed_sha, ""};
+  CHECK(has_substring(project(text, limits, no_reason).text, "NOT saved (no reason given)"));
 }
 
 TEST_CASE("the same input gives the same projection") {
   const std::string text = seed_report();
   const projection_limits limits{5000, 100, 0.6};
-  const projection a = project(text, limits, saved);
-  const projection b = project(text, limits, saved);
+  const projection a = project(text, limits, seed_saved);
+  const projection b = project(text, limits, seed_saved);
   CHECK(a.text == b.text);
   CHECK(a.head_bytes == b.head_bytes);
   CHECK(a.tail_bytes == b.tail_bytes);
@@ -405,23 +405,23 @@ TEST_CASE("the smallest limits still hold marker, footer and some text") {
   const std::string text = seed_report();
   const projection_limits limits{handoff::min_projection_bytes, handoff::min_projection_lines,
                                  0.75};
-  const projection p = project(text, limits, saved);
-  check_cut(text, limits, saved, p);
+  const projection p = project(text, limits, seed_saved);
+  check_cut(text, limits, seed_saved, p);
   CHECK(p.text.size() <= 512);
   CHECK(split_lines(p.text).size() <= 8);
   CHECK(p.text.substr(0, 6) == "BEGIN\n");
-  CHECK(contains(p.text, "\nEND\n[Truncated: "));
+  CHECK(has_substring(p.text, "\nEND\n[Truncated: "));
 }
 
 TEST_CASE("limits too small for a cut are refused") {
   const std::string text = seed_report();
-  CHECK_THROWS_AS(project(text, {511, 600, 0.75}, saved), std::invalid_argument);
-  CHECK_THROWS_AS(project(text, {16384, 7, 0.75}, saved), std::invalid_argument);
-  CHECK_THROWS_AS(project(text, {16384, 600, 0.01}, saved), std::invalid_argument);
-  CHECK_THROWS_AS(project(text, {16384, 600, 0.99}, saved), std::invalid_argument);
-  const artifact_ref long_path{true, "/" + std::string(600, 'p') + ".txt", sha, ""};
+  CHECK_THROWS_AS(project(text, {511, 600, 0.75}, seed_saved), std::invalid_argument);
+  CHECK_THROWS_AS(project(text, {16384, 7, 0.75}, seed_saved), std::invalid_argument);
+  CHECK_THROWS_AS(project(text, {16384, 600, 0.01}, seed_saved), std::invalid_argument);
+  CHECK_THROWS_AS(project(text, {16384, 600, 0.99}, seed_saved), std::invalid_argument);
+  const artifact_ref long_path{true, "/" + std::string(600, 'p') + ".txt", seed_sha, ""};
   CHECK_THROWS_AS(project(text, {700, 600, 0.75}, long_path), std::invalid_argument);
-  const artifact_ref no_path{true, "", sha, ""};
+  const artifact_ref no_path{true, "", seed_sha, ""};
   CHECK_THROWS_AS(project(text, {16384, 600, 0.75}, no_path), std::invalid_argument);
   // The same limits are fine for a text that needs no cut.
   CHECK(project("short", {5, 1, 0.0}, no_path).text == "short");
