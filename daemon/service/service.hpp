@@ -160,6 +160,10 @@ class service final : public message_sink {
   // ledger forgot.
   asio::awaitable<bool> delivered_before(const std::string& parent_id, const std::string& child_id);
 
+  // How long daemon/status and daemon/gc wait for queue removals already under way (one fsync
+  // per result), so that a request asked after a wait's reply sees that reply's effect.
+  static constexpr auto removals_wait = std::chrono::seconds(2);
+
   // Forgetting (forgetting.cpp): a sweep every min(grace / 4, 60 s), at least every 10 ms.
   asio::awaitable<void> forget_loop();
 

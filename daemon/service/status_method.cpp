@@ -9,11 +9,6 @@
 
 namespace handoff::daemon {
 
-namespace {
-// How long a status waits for queue removals already under way (one fsync per result).
-constexpr auto removals_wait = std::chrono::seconds(2);
-}  // namespace
-
 std::optional<reply<rpc::status_result>> service::status_now(const std::shared_ptr<connection>&, rpc::status_params) {
   // A status asked after a reply shows that reply's effect on the queue: while removals a
   // wait's answer started on the pool run, status() waits for them.

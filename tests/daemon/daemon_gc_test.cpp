@@ -13,8 +13,10 @@
 
 #include "engine/fs/sha256.hpp"
 #include "support/daemon_process.hpp"
+#include "support/fault_daemon.hpp"
 #include "support/fs_fixtures.hpp"
 #include "support/raw_client.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace handoff::test;
@@ -271,4 +273,31 @@ TEST_CASE("daemon/status sees each change to a quiet store at once, also after t
   fs::permissions(d.artifact_dir(), fs::perms::owner_all, fs::perm_options::replace);
   CHECK(files() == 0);
   rounds(0, 5);
+}
+
+// A wait's results leave the queue on the pool after its reply, once the artifacts it named are
+// synced (docs/design.md §7); until then they protect those artifacts. A collection asked after
+// the reply waits for those removals, as daemon/status does: with the artifact's fsync held back
+// half a second, the consumed artifact is still what it removes.
+TEST_CASE("daemon/gc right after a wait's reply sees its results consumed, however slow their artifacts' sync") {
+  daemon_process d({"--gc-max-age-days", "1", "--gc-keep-delivered-s", "0", "--gc-interval-s", "0"});
+  raw_client c(d.socket());
+  const std::string text = numbered_report(30000, 400, "slow sync");
+  const std::string sha = complete(c, "p", "slow", text)["sha256"];
+  const fs::path artifact = d.artifact_dir() / (sha + ".txt");
+
+  temp_dir run("gc-slow-sync");
+  syscall_fault slow_sync(d.pid(), artifact, "fsync", "delay_exit=500000", run / "strace.log");
+  if (!slow_sync.attached()) {
+    cannot_inject("cannot slow fsync down here: " + slow_sync.why_not());
+    return;
+  }
+  const json w = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"slow"}}, {"timeoutMs", 5000}});
+  REQUIRE_MESSAGE(w.contains("result"), w.dump());
+  REQUIRE(w["result"]["sections"][0]["artifact"]["saved"] == true);
+  age(artifact, hours(72));
+  const json dry = gc(c, true);
+  CHECK(removed_names(dry) == std::set<std::string>{sha + ".txt"});
+  CHECK(dry["protectedFiles"] == 0);
+  CHECK_MESSAGE(slow_sync.log().find("fsync") != std::string::npos, "the sync was not held back: " << slow_sync.log());
 }

@@ -95,7 +95,8 @@ class handoffd_at {
 
 // Makes every `syscall` of process `pid` (all its threads) whose fd or path argument is the
 // directory `dir` fail with `error` (e.g. "EACCES"; or "signal=KILL": the process is killed as
-// it enters the call), by attaching strace; the fault ends when
+// it enters the call; or "delay_exit=MICROSECONDS": the call succeeds that much later), by
+// attaching strace; the fault ends when
 // the object goes (strace detaches). Only calls made relative to a descriptor of `dir` itself,
 // or naming it exactly, are hit: strace -P matches paths exactly, not by prefix.
 // attached() is false, with why_not(), when strace is missing or may not trace the process.
@@ -109,7 +110,7 @@ class syscall_fault {
     }
     child_process::spec s;
     s.argv = {"/usr/bin/strace", "-f", "-p", std::to_string(pid), "-P", dir.string(),
-              "-e", "trace=" + syscall, "-e", "inject=" + syscall + ":" + (error.starts_with("signal=") ? error : "error=" + error)};
+              "-e", "trace=" + syscall, "-e", "inject=" + syscall + ":" + (error.starts_with("signal=") || error.starts_with("delay_") ? error : "error=" + error)};
     s.log = log;
     strace_.emplace(std::move(s));
     // Attached once every thread of the daemon has strace as its tracer.
