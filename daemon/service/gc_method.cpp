@@ -12,8 +12,7 @@ asio::awaitable<reply<rpc::gc_result>> service::gc(std::shared_ptr<connection> c
   const bool dry_run = p.dry_run;
   // A collection asked after a wait's reply sees that reply's effect: the results it consumed
   // leave the queue on the pool after the reply, and until then they protect their artifacts.
-  const auto give_up = std::chrono::steady_clock::now() + removals_wait;  // a named local (g++ 12)
-  co_await queue_changes_.zero(give_up);
+  co_await removals_settled();
   const hygiene_settings settings = hygiene_settings::from(cfg_);
   auto collect = [this, &settings, dry_run] { return collect_garbage(store_.dir(), queue_, settings, dry_run); };
   hygiene_report report = co_await offload(pool_, collect);

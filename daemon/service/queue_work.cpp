@@ -29,6 +29,11 @@ void service::consume_in_background(std::vector<std::uint64_t> seqs, std::vector
   });
 }
 
+asio::awaitable<void> service::removals_settled() {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);  // a named local (g++ 12)
+  co_await queue_changes_.zero(give_up);
+}
+
 asio::awaitable<bool> service::delivered_before(const std::string& parent_id, const std::string& child_id) {
   auto look = [this, &parent_id, &child_id] { return queue_.was_delivered(parent_id, child_id); };
   co_return co_await offload(pool_, look);

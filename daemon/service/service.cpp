@@ -19,6 +19,16 @@ using nlohmann::json;
 using rpc::errc;
 using rpc::rpc_error;
 
+namespace {
+
+// A handler's typed reply as the dispatcher sends it.
+template <class Result>
+encoded_reply encoded(reply<Result> r) {
+  return encoded_reply{rpc::encode_result(r.result), std::move(r.on_written)};
+}
+
+}  // namespace
+
 template <class Params, class Result>
 void service::bind(const rpc::request_type<Params, Result>& m,
                    asio::awaitable<reply<Result>> (service::*h)(std::shared_ptr<connection>, Params)) {
@@ -29,7 +39,7 @@ void service::bind(const rpc::request_type<Params, Result>& m,
     // strings are moved out, not copied (a finalText is up to 64 MiB).
     Params typed = rpc::decode_params<Params>(std::move(params), cfg_.wire);
     reply<Result> r = co_await (this->*h)(std::move(conn), std::move(typed));
-    co_return encoded_reply{rpc::encode_result(r.result), std::move(r.on_written)};
+    co_return encoded(std::move(r));
   };
 }
 
@@ -42,7 +52,7 @@ void service::bind_cancellable(const rpc::request_type<Params, Result>& m,
     Params typed = rpc::decode_params<Params>(std::move(params), cfg_.wire);
     json request_id = id;  // copied before the first suspension, like the params
     reply<Result> r = co_await (this->*h)(std::move(conn), std::move(typed), std::move(request_id));
-    co_return encoded_reply{rpc::encode_result(r.result), std::move(r.on_written)};
+    co_return encoded(std::move(r));
   };
 }
 
@@ -51,8 +61,7 @@ void service::bind_now(const rpc::request_type<Params, Result>& m,
                        reply<Result> (service::*h)(const std::shared_ptr<connection>&, Params)) {
   methods_[std::string(m.name)].now = [this, h](const std::shared_ptr<connection>& conn,
                                                 const json& params) -> std::optional<encoded_reply> {
-    reply<Result> r = (this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire));
-    return encoded_reply{rpc::encode_result(r.result), std::move(r.on_written)};
+    return encoded((this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire)));
   };
 }
 
@@ -63,7 +72,7 @@ void service::bind_now(const rpc::request_type<Params, Result>& m,
                                                 const json& params) -> std::optional<encoded_reply> {
     std::optional<reply<Result>> r = (this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire));
     if (!r) return std::nullopt;
-    return encoded_reply{rpc::encode_result(r->result), std::move(r->on_written)};
+    return encoded(std::move(*r));
   };
 }
 

@@ -156,13 +156,13 @@ class service final : public message_sink {
   // are synced first: a result leaves the queue only once the artifact its footer named is
   // durable; when that sync fails the results stay queued (delivered again after a restart).
   void consume_in_background(std::vector<std::uint64_t> seqs, std::vector<std::string> artifacts = {});
+  // Waits, at most 2 s (one fsync per result), for the removals consume_in_background() has
+  // under way: daemon/status and daemon/gc asked after a wait's reply see that reply's effect.
+  asio::awaitable<void> removals_settled();
   // Whether the queue remembers delivering `child_id` of `parent_id` (its tombstone): a child the
   // ledger forgot.
   asio::awaitable<bool> delivered_before(const std::string& parent_id, const std::string& child_id);
 
-  // How long daemon/status and daemon/gc wait for queue removals already under way (one fsync
-  // per result), so that a request asked after a wait's reply sees that reply's effect.
-  static constexpr auto removals_wait = std::chrono::seconds(2);
 
   // Forgetting (forgetting.cpp): a sweep every min(grace / 4, 60 s), at least every 10 ms.
   asio::awaitable<void> forget_loop();

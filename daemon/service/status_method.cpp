@@ -19,8 +19,7 @@ std::optional<reply<rpc::status_result>> service::status_now(const std::shared_p
 }
 
 asio::awaitable<reply<rpc::status_result>> service::status(std::shared_ptr<connection>, rpc::status_params) {
-  const auto give_up = std::chrono::steady_clock::now() + removals_wait;  // a named local (g++ 12)
-  co_await queue_changes_.zero(give_up);
+  co_await removals_settled();
   rpc::store_status store;
   // Listing the store takes the pool (two thread hand-offs, more than the work itself on a busy
   // machine: bench/e2e_latency.cpp); a listing the directory has not changed since is reused.
