@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -354,9 +355,7 @@ std::size_t scan(std::string_view text, std::size_t first_line, std::size_t last
     const std::size_t blocks = std::min(line_ends::blocks, (text.size() - 8 - p) / line_ends::block);
     const std::size_t chunk = blocks * line_ends::block;
     fill(data, p, blocks, ends);
-    if (newlines != nullptr && (p < newlines->head_limit || p + chunk > newlines->tail_from)) {
-      for (std::size_t i = 0; i < ends.count; ++i) newlines->add(p + ends.at[i]);
-    }
+    if (newlines != nullptr) newlines->add(p, std::span(ends.at.data(), ends.count));
     std::size_t worth = 0;
     std::size_t line_start = start;
     for (std::size_t i = 0; i < ends.count; ++i) {

@@ -4,8 +4,11 @@
 // cut of a text with an outline is made up to three times.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace handoff {
@@ -31,6 +34,28 @@ struct newline_index {
   void add(std::size_t offset) {
     if (offset < head_limit) head.push_back(offset);
     if (offset >= tail_from) tail.push_back(offset);
+  }
+
+  // The scan's '\n' bytes at base + each of `offsets` (ascending), in the text's order: a
+  // chunk's at a time, each side's share copied in one go rather than tested a byte at a time.
+  void add(std::size_t base, std::span<const std::uint16_t> offsets) {
+    if (base < head_limit) {
+      const auto end = std::lower_bound(offsets.begin(), offsets.end(), head_limit - base);
+      append(head, base, offsets.first(static_cast<std::size_t>(end - offsets.begin())));
+    }
+    if (!offsets.empty() && base + offsets.back() >= tail_from) {
+      const auto first = tail_from > base ? std::lower_bound(offsets.begin(), offsets.end(), tail_from - base)
+                                          : offsets.begin();
+      append(tail, base, offsets.last(static_cast<std::size_t>(offsets.end() - first)));
+    }
+  }
+
+ private:
+  static void append(std::vector<std::size_t>& to, std::size_t base, std::span<const std::uint16_t> offsets) {
+    const std::size_t old_size = to.size();
+    to.resize(old_size + offsets.size());
+    std::size_t* const out = to.data() + old_size;
+    for (std::size_t i = 0; i < offsets.size(); ++i) out[i] = base + offsets[i];
   }
 };
 

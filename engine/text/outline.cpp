@@ -12,6 +12,9 @@
 #include "utf8.hpp"
 
 namespace handoff {
+
+using namespace std::literals;
+
 namespace {
 
 constexpr std::string_view clip_mark = "...";
@@ -29,12 +32,12 @@ constexpr std::array<unsigned char, 256> title_byte = [] {
 }();
 
 void append_header(std::string& out, const artifact_ref& artifact) {
-  out += "[Omitted sections, at their lines of the full text (";
+  out += "[Omitted sections, at their lines of the full text ("sv;
   if (artifact.saved) {
     out += artifact.profile->read_tool;
-    out += " offset=LINE):";
+    out += " offset=LINE):"sv;
   } else {
-    out += "not saved):";
+    out += "not saved):"sv;
   }
 }
 
@@ -65,34 +68,34 @@ std::size_t entry_bytes(const heading& h, std::string_view text) noexcept {
 
 void append_more(std::string& out, std::size_t count, unsigned lowest, unsigned highest, line_span omitted,
                  const artifact_ref& artifact) {
-  out += "  +";
+  out += "  +"sv;
   out += std::to_string(count);
-  out += " more (";
+  out += " more ("sv;
   if (lowest == highest) {
-    out += "level ";
+    out += "level "sv;
     out += std::to_string(lowest);
   } else {
-    out += "levels ";
+    out += "levels "sv;
     out += std::to_string(lowest);
     out.push_back('-');
     out += std::to_string(highest);
   }
   out.push_back(')');
   if (!artifact.saved) {
-    out += ", not listed]";
+    out += ", not listed]"sv;
     return;
   }
-  out += ": ";
+  out += ": "sv;
   out += artifact.profile->bash_tool;
-  out += " `";
+  out += " `"sv;
   append_shell_word(out, artifact.reader);
-  out += " read --outline ";
+  out += " read --outline "sv;
   out += std::to_string(omitted.first);
   out.push_back('-');
   out += std::to_string(omitted.last);
   out.push_back(' ');
   append_shell_word(out, artifact.path);
-  out += "`]";
+  out += "`]"sv;
 }
 
 std::size_t more_bytes(std::size_t count, unsigned lowest, unsigned highest, line_span omitted,
@@ -108,18 +111,18 @@ std::size_t spread(std::size_t j, std::size_t k, std::size_t m) noexcept { retur
 }  // namespace
 
 void append_outline_entry(std::string& out, const heading& h, std::string_view text) {
-  std::array<char, std::numeric_limits<std::size_t>::digits10 + 1> number{};
-  out.append(number.data(), std::to_chars(number.data(), number.data() + number.size(), h.line).ptr);
-  out.push_back(' ');
-  out.append(h.level, '#');
-  out.push_back(' ');
+  // Composed in a buffer of the longest entry, then appended at once.
+  std::array<char, std::numeric_limits<std::size_t>::digits10 + 1 + 1 + 6 + 1 + max_outline_title_bytes> entry;
+  char* at = std::to_chars(entry.data(), entry.data() + entry.size(), h.line).ptr;
+  *at++ = ' ';
+  at = std::fill_n(at, std::min(h.level, 6U), '#');
+  *at++ = ' ';
   std::string_view title = title_of(h, text);
   const bool clipped = title.size() > max_outline_title_bytes;
   if (clipped) title = title.substr(0, utf8_floor(title, max_outline_title_bytes - clip_mark.size()));
-  const std::size_t at = out.size();
-  out += title;
-  for (std::size_t i = at; i < out.size(); ++i) out[i] = static_cast<char>(title_byte[static_cast<unsigned char>(out[i])]);
-  if (clipped) out += clip_mark;
+  for (const char c : title) *at++ = static_cast<char>(title_byte[static_cast<unsigned char>(c)]);
+  if (clipped) at = std::copy(clip_mark.begin(), clip_mark.end(), at);
+  out.append(entry.data(), at);
 }
 
 outline_size outline::full_size(std::span<const heading> headings, std::string_view text,
@@ -211,7 +214,7 @@ void outline::append_to(std::string& out) const {
   append_header(out, *artifact_);
   out.push_back('\n');
   for (std::size_t i = 0; i < listed_.size(); ++i) {
-    out += "  ";
+    out += "  "sv;
     append_outline_entry(out, listed_[i], text_);
     if (left_out_ == 0 && i + 1 == listed_.size()) out.push_back(']');
     out.push_back('\n');

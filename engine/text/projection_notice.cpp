@@ -26,6 +26,9 @@
 #include "utf8.hpp"
 
 namespace handoff {
+
+using namespace std::literals;
+
 namespace {
 
 using digit_buffer = std::array<char, std::numeric_limits<std::size_t>::digits10 + 2>;
@@ -55,7 +58,7 @@ void append_grouped(std::string& out, std::size_t n) {
 // "1 byte", "36,997 bytes".
 void append_bytes(std::string& out, std::size_t n) {
   append_grouped(out, n);
-  out += n == 1 ? " byte" : " bytes";
+  out += n == 1 ? " byte"sv : " bytes"sv;
 }
 
 // The largest number with as many digits as n (999 for 422): no number <= n prints wider.
@@ -70,7 +73,7 @@ std::size_t widest(std::size_t n) noexcept {
 }
 
 void append_span(std::string& out, line_span span) {
-  out += span.first == span.last ? "line " : "lines ";
+  out += span.first == span.last ? "line "sv : "lines "sv;
   append_number(out, span.first);
   if (span.first != span.last) {
     out.push_back('-');
@@ -81,24 +84,24 @@ void append_span(std::string& out, line_span span) {
 void append_shown(std::string& out, const notice_numbers& n) {
   const std::size_t before = out.size();
   const auto separate = [&] {
-    if (out.size() > before) out += ", ";
+    if (out.size() > before) out += ", "sv;
   };
   if (n.head.first != 0) append_span(out, n.head);
   if (n.head_part_line != 0) {
     separate();
-    out += "start of line ";
+    out += "start of line "sv;
     append_number(out, n.head_part_line);
   }
   if (n.tail_part_line != 0) {
     separate();
-    out += "end of line ";
+    out += "end of line "sv;
     append_number(out, n.tail_part_line);
   }
   if (n.tail.first != 0) {
     separate();
     append_span(out, n.tail);
   }
-  if (out.size() == before) out += "nothing";
+  if (out.size() == before) out += "nothing"sv;
 }
 
 // The error as one line of at most max_notice_reason_bytes bytes.
@@ -110,42 +113,42 @@ void append_reason(std::string& out, std::string_view error) {
     const auto byte = static_cast<unsigned char>(c);
     out.push_back(byte < 0x20U || byte == 0x7FU ? ' ' : c);
   }
-  if (clipped) out += "...";
+  if (clipped) out += "..."sv;
 }
 
 void append_calls(std::string& out, const notice_numbers& n, const artifact_ref& artifact) {
   const std::string& path = artifact.path;
   if (n.reads.empty()) {
-    out += "Full text saved; ";
+    out += "Full text saved; "sv;
     out += artifact.profile->bash_tool;
-    out += " `";
+    out += " `"sv;
     append_shell_word(out, artifact.reader);
-    out += " read";
+    out += " read"sv;
     append_reader_option(out, *artifact.profile);
-    out += " --plan ";
+    out += " --plan "sv;
     append_number(out, n.omitted.first);
     out.push_back('-');
     append_number(out, n.omitted.last);
     out.push_back(' ');
     append_shell_word(out, path);
-    out += "` lists the calls that read the omitted ";
+    out += "` lists the calls that read the omitted "sv;
     append_span(out, n.omitted);
-    out += " back, each shown whole.]";
+    out += " back, each shown whole.]"sv;
     return;
   }
-  out += "Full text: ";
+  out += "Full text: "sv;
   out += path;
-  out += " \xE2\x80\x94 omitted ";
+  out += " \xE2\x80\x94 omitted "sv;
   append_span(out, n.omitted);
-  out += " in ";
+  out += " in "sv;
   append_number(out, n.reads.size());
-  out += n.reads.size() == 1 ? " call" : " calls";
-  out += ", each shown whole: ";
+  out += n.reads.size() == 1 ? " call"sv : " calls"sv;
+  out += ", each shown whole: "sv;
   for (std::size_t i = 0; i < n.reads.size(); ++i) {
-    if (i > 0) out += "; ";
+    if (i > 0) out += "; "sv;
     append_read_call(out, n.reads[i], path, artifact.reader, *artifact.profile);
   }
-  out += ".]";
+  out += ".]"sv;
 }
 
 }  // namespace
@@ -154,9 +157,9 @@ void append_read_call(std::string& out, const read_step& step, std::string_view 
                       std::string_view reader, const reader_profile& profile) {
   if (step.bytes) {
     out += profile.bash_tool;
-    out += " `";
+    out += " `"sv;
     append_shell_word(out, reader);
-    out += " read --bytes ";
+    out += " read --bytes "sv;
     append_number(out, step.first_byte);
     out.push_back('-');
     append_number(out, step.end_byte);
@@ -166,58 +169,71 @@ void append_read_call(std::string& out, const read_step& step, std::string_view 
     return;
   }
   out += profile.read_tool;
-  out += " offset=";
+  out += " offset="sv;
   append_number(out, step.first_line);
-  out += " limit=";
+  out += " limit="sv;
   append_number(out, step.last_line - step.first_line + 1);
 }
 
 void append_reader_option(std::string& out, const reader_profile& profile) {
   if (&profile == &pi_reader) return;
-  out += " --reader ";
+  out += " --reader "sv;
   out += profile.name;
 }
 
 void append_shell_word(std::string& out, std::string_view path) {
+  // Each run up to a quote as it is, the quote as '\'' (close, escaped quote, reopen).
   out.push_back('\'');
-  for (const char c : path) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out.push_back(c);
-    }
+  for (std::size_t quote; (quote = path.find('\'')) != std::string_view::npos; path.remove_prefix(quote + 1)) {
+    out += path.substr(0, quote);
+    out += "'\\''"sv;
   }
+  out += path;
   out.push_back('\'');
 }
 
 void append_marker(std::string& out, const notice_numbers& n) {
-  out += "[... middle omitted: ";
+  out += "[... middle omitted: "sv;
   append_span(out, n.omitted);
-  out += " of ";
+  out += " of "sv;
   append_number(out, n.total.lines);
-  out += ", ";
+  out += ", "sv;
   append_bytes(out, n.omitted_bytes);
-  out += " ...]";
+  out += " ...]"sv;
 }
 
-void append_footer(std::string& out, const notice_numbers& n, const artifact_ref& artifact) {
-  out += "[Truncated: ";
+namespace {
+
+// The footer's first line: "[Truncated: ... in full; shown: ...." and its '\n'.
+void append_summary(std::string& out, const notice_numbers& n) {
+  out += "[Truncated: "sv;
   append_bytes(out, n.total.bytes);
-  out += " / ";
+  out += " / "sv;
   append_number(out, n.total.lines);
-  out += n.total.lines == 1 ? " line" : " lines";
-  out += " in full; shown: ";
+  out += n.total.lines == 1 ? " line"sv : " lines"sv;
+  out += " in full; shown: "sv;
   append_shown(out, n);
-  out += ".\n";
+  out += ".\n"sv;
+}
+
+// The rest: how to read the omitted lines back, or why they cannot be.
+void append_access(std::string& out, const notice_numbers& n, const artifact_ref& artifact) {
   if (artifact.saved) {
     append_calls(out, n, artifact);
-  } else {
-    out += "Full text NOT saved (";
-    append_reason(out, artifact.error);
-    out += "); the omitted ";
-    append_span(out, n.omitted);
-    out += " cannot be read back.]";
+    return;
   }
+  out += "Full text NOT saved ("sv;
+  append_reason(out, artifact.error);
+  out += "); the omitted "sv;
+  append_span(out, n.omitted);
+  out += " cannot be read back.]"sv;
+}
+
+}  // namespace
+
+void append_footer(std::string& out, const notice_numbers& n, const artifact_ref& artifact) {
+  append_summary(out, n);
+  append_access(out, n, artifact);
 }
 
 std::size_t read_steps_bound(text_shape total, const reader_profile& profile) noexcept {
@@ -268,14 +284,18 @@ notice_size notice_bound(text_shape total, const artifact_ref& artifact, const f
   worst.omitted = span;
   worst.omitted_bytes = widest(total.bytes);
 
-  // The marker and the footer's first line are the same whatever calls follow.
+  // The marker and the footer's first line are the same whatever calls follow: rendered once,
+  // each way of reading back after them in turn.
+  std::string text;
+  text.reserve(1024);
+  append_marker(text, worst);
+  text.push_back('\n');
+  append_summary(text, worst);
+  const std::size_t common = text.size();
   const auto measure_with = [&](const notice_numbers& numbers) {
-    std::string text;
-    append_marker(text, numbers);
-    text.push_back('\n');
-    append_footer(text, numbers, artifact);
-    return notice_size{text.size(),
-                       static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1};
+    text.resize(common);
+    append_access(text, numbers, artifact);
+    return notice_size{text.size(), measure(text).lines};
   };
   notice_size bound = measure_with(worst);  // the plan command, or the unsaved footer
   if (!room.plan_command) bound = {};
