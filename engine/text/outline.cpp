@@ -140,19 +140,24 @@ outline outline::choose(std::span<const heading> headings, std::string_view text
   o.artifact_ = &artifact;
   o.omitted_ = omitted;
   if (headings.empty()) return o;
-  const outline_size full = full_size(headings, text, artifact);
+  // Each entry's bytes, measured once: for the whole outline (full_size()) and the choice.
+  std::vector<std::size_t> cost(headings.size());
+  const std::size_t header = header_bytes(artifact);
+  outline_size full{header + 1, 1 + headings.size()};  // + the closing ']'
+  for (std::size_t i = 0; i < headings.size(); ++i) {
+    cost[i] = entry_bytes(headings[i], text);
+    full.bytes += cost[i];
+  }
   if (full.bytes <= room.bytes && full.lines <= room.lines) {
     o.listed_.assign(headings.begin(), headings.end());
     o.size_ = full;
     return o;
   }
-  const std::size_t fixed = header_bytes(artifact) + more_bytes(headings.size(), 1, 6, omitted, artifact);
+  const std::size_t fixed = header + more_bytes(headings.size(), 1, 6, omitted, artifact);
   if (room.lines < 2 || room.bytes < fixed) return o;
   std::size_t bytes_left = room.bytes - fixed;
   std::size_t lines_left = room.lines - 2;
 
-  std::vector<std::size_t> cost(headings.size());
-  for (std::size_t i = 0; i < headings.size(); ++i) cost[i] = entry_bytes(headings[i], text);
   std::vector<bool> chosen(headings.size(), false);
   std::vector<std::size_t> at_level;
   for (unsigned level = 1; level <= 6; ++level) {
@@ -191,7 +196,7 @@ outline outline::choose(std::span<const heading> headings, std::string_view text
     break;
   }
 
-  o.size_ = {header_bytes(artifact), 1};
+  o.size_ = {header, 1};
   for (std::size_t i = 0; i < headings.size(); ++i) {
     if (chosen[i]) {
       o.listed_.push_back(headings[i]);
