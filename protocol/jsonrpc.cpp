@@ -108,7 +108,8 @@ std::optional<request_text> read_request_text(std::string_view frame) {
       !r.string(req.method))
     return std::nullopt;
   if (r.at_end()) return req;
-  if (!r.take_exact(R"(,"params":)")) return std::nullopt;
+  // "params": with no value is not JSON (and empty params would read as none).
+  if (!r.take_exact(R"(,"params":)") || r.at_end()) return std::nullopt;
   req.params = r.rest();
   return req;
 }

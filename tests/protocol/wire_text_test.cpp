@@ -242,6 +242,8 @@ TEST_CASE("wire text: a request as clients write it is read without a json, anyt
                             R"({"id":1,"jsonrpc":"2.0","method":"daemon/status"})",
                             R"({"jsonrpc":"2.0","id":1,"method":"daemon\/status"})",
                             R"({"jsonrpc":"2.0","id":1,"method":"daemon/status",)",
+                            R"({"jsonrpc":"2.0","id":1,"method":"daemon/status","params":})",  // fuzz_reply found it
+                            R"({"jsonrpc":"2.0","id":1,"method":"initialize","params": })",
                             R"({"jsonrpc":"2.0","id":1,"method":"daemon/status"})" "x"}) {
     CAPTURE(other);
     CHECK_FALSE(rpc::read_request_text(other).has_value());
