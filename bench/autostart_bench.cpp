@@ -70,7 +70,7 @@ void first_answer(hc::connection& c, std::size_t held) {
   hello.client_name = "bench-autostart";
   c.initialize(hello);
   const auto status = c.daemon_status();
-  const auto results = status.at("queue").at("results").get<std::size_t>();
+  const auto results = status.queue.results;
   if (results != held) throw std::runtime_error("the daemon holds " + std::to_string(results) + " results, not " + std::to_string(held));
 }
 

@@ -68,7 +68,7 @@ void expect_held(const std::filesystem::path& socket, std::size_t expected, cons
   client::options opts;
   opts.socket = socket;
   client::connection c(opts);
-  const auto held = c.daemon_status().at("queue").at("results").get<std::size_t>();
+  const auto held = c.daemon_status().queue.results;
   if (held != expected)
     throw std::runtime_error(when + " the queue holds " + std::to_string(held) + " results, not " +
                              std::to_string(expected));

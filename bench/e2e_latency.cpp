@@ -349,7 +349,7 @@ struct size_result {
 // Waits (untimed) until the queue holds no result, at most 10 s.
 void settle_queue(hc::connection& c) {
   for (int i = 0; i < 1000; ++i) {
-    if (c.daemon_status().at("queue").at("results").get<std::size_t>() == 0) return;
+    if (c.daemon_status().queue.results == 0) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   throw std::runtime_error("the queue did not empty within 10 s");

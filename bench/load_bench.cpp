@@ -82,8 +82,8 @@ journal_counters journal_now(const std::filesystem::path& socket) {
   hc::options opts;
   opts.socket = socket;
   hc::connection c(opts);
-  const auto queue = c.daemon_status().at("queue");
-  return {queue.at("groups").get<double>(), queue.at("changes").get<double>()};
+  const auto queue = c.daemon_status().queue;
+  return {static_cast<double>(queue.groups), static_cast<double>(queue.changes)};
 }
 
 // Where a round of completions went: CPU seconds of the daemon and of this process (its client

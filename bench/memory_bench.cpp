@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
       const double seconds = std::chrono::duration<double>(hb::bench_clock::now() - began).count();
       const auto pending = settled_memory(daemon, c);
       const auto status = c.daemon_status();
-      const auto held = status.at("queue").at("results").get<std::size_t>();
+      const auto held = status.queue.results;
       if (held != s.results)
         throw std::runtime_error("the queue holds " + std::to_string(held) + " results, not " + std::to_string(s.results));
       rows.push_back(row(std::to_string(s.results) + " pending results of " + hb::format_bytes(s.bytes), pending,

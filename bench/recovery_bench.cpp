@@ -77,7 +77,7 @@ restart_timing time_restart(hb::bench_daemon& daemon, std::size_t expected, doub
   for (;;) {
     try {
       if (!c) c.emplace(opts);
-      status = c->daemon_status();
+      status = handoff::rpc::encode(c->daemon_status());
       break;
     } catch (const hc::client_error&) {
       c.reset();
@@ -101,7 +101,7 @@ restart_timing time_restart(hb::bench_daemon& daemon, std::size_t expected, doub
                                hb::format_us(timeout_s * 1e6) + " (last daemon/status: " + describe(status) + ")");
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     if (!daemon.running()) throw std::runtime_error(gone());
-    status = c->daemon_status();
+    status = handoff::rpc::encode(c->daemon_status());
   }
   timing.recovered_s = seconds_since(launched);
   timing.memory = daemon.memory();

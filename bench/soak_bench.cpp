@@ -112,8 +112,8 @@ sample take(const hb::bench_daemon& daemon, hc::connection& c, std::size_t done,
   s.seconds = std::chrono::duration<double>(hb::bench_clock::now() - began).count();
   s.memory = daemon.memory();
   s.fds = open_fds(daemon.pid());
-  s.known_parents = status.at("parents").get<std::size_t>();
-  s.tombstones = status.at("queue").at("tombstones").get<std::size_t>();
+  s.known_parents = status.parents;
+  s.tombstones = status.queue.tombstones;
   return s;
 }
 

@@ -80,6 +80,10 @@ void connection::on_frame(rpc::decoded_frame frame) {
                              std::to_string(cfg_.max_frame_bytes) + "-byte cap; it was skipped"));
     return;
   }
+  // Most requests are small and written as clients write them: answered without a json.
+  if (const auto request = rpc::read_request_text(frame.payload);
+      request && sink_.answer_now(shared_from_this(), *request))
+    return;
   rpc::message msg;
   try {
     msg = rpc::parse_message(frame.payload, rpc::parse_limits{cfg_.max_depth});

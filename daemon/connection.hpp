@@ -42,6 +42,10 @@ class message_sink {
   // any wait: true when it was answered (its reply, or its error, sent; none for a
   // notification). False hands it to on_message, run as a coroutine of its own.
   virtual bool answer_now(const std::shared_ptr<connection>& conn, const rpc::message& msg) = 0;
+  // The same for a request read as text (rpc::read_request_text), before any json is built:
+  // true when it was answered; false leaves the frame to the ordinary path (parse_message,
+  // then the overload above), which then sees it as if this had never been called.
+  virtual bool answer_now(const std::shared_ptr<connection>&, const rpc::request_text&) { return false; }
   virtual asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) = 0;
   virtual void on_closed(const std::shared_ptr<connection>& conn) = 0;
   // The client shut down its sending side; replies can still be written.

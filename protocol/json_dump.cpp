@@ -68,16 +68,6 @@ bool append_string(std::string& out, std::string_view s) {
   return true;
 }
 
-// An integer as nlohmann writes it (plain decimal, '-' when negative), without the temporary
-// string and serializer dump() sets up for each number: a reply such as daemon/status holds
-// seventeen of them, which cost more than the rest of it.
-template <class Integer>
-void append_integer(std::string& out, Integer n) {
-  char digits[24];
-  const auto written = std::to_chars(std::begin(digits), std::end(digits), n);
-  out.append(digits, written.ptr);
-}
-
 bool append_value(std::string& out, const json& v) {
   switch (v.type()) {
     case json::value_t::object: {
@@ -113,10 +103,10 @@ bool append_value(std::string& out, const json& v) {
       out += v.get<bool>() ? "true" : "false";
       return true;
     case json::value_t::number_integer:
-      append_integer(out, v.get_ref<const json::number_integer_t&>());
+      append_json_integer(out, v.get_ref<const json::number_integer_t&>());
       return true;
     case json::value_t::number_unsigned:
-      append_integer(out, v.get_ref<const json::number_unsigned_t&>());
+      append_json_integer(out, v.get_ref<const json::number_unsigned_t&>());
       return true;
     case json::value_t::number_float:
       out += v.dump();  // nlohmann's own formatting (shortest round trip, its rules for NaN/inf)
@@ -147,6 +137,15 @@ bool append_json(std::string& out, const nlohmann::json& value) {
   if (append_value(out, value)) return true;
   out.resize(size);
   return false;
+}
+
+void append_json_replacing(std::string& out, const nlohmann::json& value) {
+  if (append_json(out, value)) return;
+  out += value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void append_json_string_replacing(std::string& out, std::string_view s) {
+  if (!append_json_string(out, s)) append_json_replacing(out, json(s));
 }
 
 }  // namespace handoff::rpc

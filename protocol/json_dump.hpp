@@ -5,6 +5,9 @@
 // (json_scan.hpp) and copies the runs between them whole.
 #pragma once
 
+#include <charconv>
+#include <concepts>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -26,5 +29,19 @@ bool append_json_string(std::string& out, std::string_view s);
 // (utf8_floor) and escaped piece by piece gives exactly the pieces of append_json_string's
 // output, so a long text can be sent as it is escaped.
 bool append_json_escaped(std::string& out, std::string_view s);
+
+// For values we send: as append_json / append_json_string, and when a string is not valid UTF-8
+// it is written as nlohmann's dump() with error_handler_t::replace writes it (U+FFFD for each bad
+// byte) instead of being refused.
+void append_json_replacing(std::string& out, const nlohmann::json& value);
+void append_json_string_replacing(std::string& out, std::string_view s);
+
+// An integer as nlohmann writes it: plain decimal, '-' when negative.
+template <std::integral Integer>
+void append_json_integer(std::string& out, Integer n) {
+  char digits[24];
+  const auto written = std::to_chars(std::begin(digits), std::end(digits), n);
+  out.append(digits, written.ptr);
+}
 
 }  // namespace handoff::rpc

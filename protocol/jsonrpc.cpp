@@ -8,6 +8,7 @@
 
 #include "protocol/json_dump.hpp"
 #include "protocol/json_parse.hpp"
+#include "protocol/json_reader.hpp"
 
 namespace handoff::rpc {
 namespace {
@@ -25,18 +26,9 @@ bool valid_error_object(const json& e) {
   return code != e.end() && code->is_number_integer() && text != e.end() && text->is_string();
 }
 
-// Serializes a value we send. Strings that are not UTF-8 become U+FFFD instead of throwing
-// (nlohmann's dump does that; the fast writer covers everything else, byte for byte the same).
-void append(std::string& out, const json& value) {
-  if (append_json(out, value)) return;
-  out += value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// A string we send, quoted: escaped straight from its bytes, or as append() does when it is not
-// UTF-8.
-void append_quoted(std::string& out, std::string_view text) {
-  if (!append_json_string(out, text)) append(out, json(text));
-}
+// Values and strings we send: invalid UTF-8 becomes U+FFFD instead of throwing (json_dump.hpp).
+void append(std::string& out, const json& value) { append_json_replacing(out, value); }
+void append_quoted(std::string& out, std::string_view text) { append_json_string_replacing(out, text); }
 
 // The one place a parser error becomes JSON-RPC's -32700.
 json parse_document(std::string_view frame, std::size_t max_depth) {
@@ -59,9 +51,9 @@ message parse_message(std::string_view frame, const parse_limits& limits) {
   const bool has_id = id != doc.end();
   if (has_id && !valid_id(*id))
     throw rpc_error(errc::invalid_request, "id: expected a string, an integer or null");
-  const json data = has_id && !id->is_null() ? json{{"id", *id}} : json();
-  auto invalid = [&data](const std::string& why) {
-    return rpc_error(errc::invalid_request, why, data);
+  // Built only for a complaint: most messages are fine, and this json costs two allocations.
+  auto invalid = [&](const std::string& why) {
+    return rpc_error(errc::invalid_request, why, has_id && !id->is_null() ? json{{"id", *id}} : json());
   };
 
   const auto version = doc.find("jsonrpc");
@@ -106,11 +98,38 @@ message parse_message(std::string_view frame, const parse_limits& limits) {
   return m;
 }
 
+std::optional<request_text> read_request_text(std::string_view frame) {
+  while (!frame.empty() && (frame.back() == ' ' || frame.back() == '\n' || frame.back() == '\r' || frame.back() == '\t'))
+    frame.remove_suffix(1);
+  if (frame.empty() || frame.back() != '}') return std::nullopt;
+  json_reader r(frame.substr(0, frame.size() - 1));  // up to the message's closing brace
+  request_text req;
+  if (!r.take_exact(R"({"jsonrpc":"2.0","id":)") || !r.integer(req.id) || !r.take_exact(R"(,"method":)") ||
+      !r.string(req.method))
+    return std::nullopt;
+  if (r.at_end()) return req;
+  // "params": with no value is not JSON (and empty params would read as none).
+  if (!r.take_exact(R"(,"params":)") || r.at_end()) return std::nullopt;
+  req.params = r.rest();
+  return req;
+}
+
 std::string make_response(const json& id, const json& result) {
   std::string out = R"({"jsonrpc":"2.0","id":)";
   append(out, id);
   out += R"(,"result":)";
   append(out, result);
+  out += '}';
+  return out;
+}
+
+std::string make_encoded_response(const json& id, std::string_view result) {
+  std::string out;
+  out.reserve(result.size() + 64);  // the envelope, an id and the frame's newline
+  out = R"({"jsonrpc":"2.0","id":)";
+  append(out, id);
+  out += R"(,"result":)";
+  out += result;
   out += '}';
   return out;
 }

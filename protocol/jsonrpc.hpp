@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -65,9 +66,21 @@ struct message {
 // determined).
 message parse_message(std::string_view frame, const parse_limits& limits = {});
 
+// A request in the form clients write it, {"jsonrpc":"2.0","id":<integer>,"method":"<name>"}
+// with ,"params":<value> last or without, read without building a json: views into the frame.
+struct request_text {
+  std::int64_t id = 0;
+  std::string_view method;  // without escapes (json_reader.hpp)
+  std::string_view params;  // the params' JSON text, not checked yet; empty when there are none
+};
+// nullopt for any other form, which parse_message decides.
+std::optional<request_text> read_request_text(std::string_view frame);
+
 // Serialized messages (one line of compact JSON, no newline). Invalid UTF-8 inside values is
 // replaced (U+FFFD) rather than throwing; our own strings are validated before they get here.
 std::string make_response(const json& id, const json& result);
+// The same with the result already JSON text (wire::append_object wrote it), put in as it is.
+std::string make_encoded_response(const json& id, std::string_view result);
 std::string make_error(const json& id, errc code, std::string_view message,
                        const json& data = nullptr);
 std::string make_request(const json& id, std::string_view method, const json& params);

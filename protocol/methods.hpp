@@ -7,7 +7,9 @@
 // lists this one for the test that keeps the two alike.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <tuple>
 
@@ -78,6 +80,18 @@ template <wire::described T>
 nlohmann::json encode_result(const std::optional<T>& v) {
   return v ? encode(*v) : nlohmann::json();
 }
+// The same as JSON text (wire::append_object: no json built on the way), for the daemon's replies.
+template <wire::described T>
+std::string encode_result_text(const T& v) {
+  std::string out;
+  out.reserve(512);  // most replies fit (a daemon/status is about 400 bytes): no regrowth
+  wire::append_object(v, out);
+  return out;
+}
+template <wire::described T>
+std::string encode_result_text(const std::optional<T>& v) {
+  return v ? encode_result_text(*v) : std::string("null");
+}
 
 // A method's result as a client receives it (throws rpc_error{invalid_params} naming the field).
 template <class R>
@@ -91,6 +105,35 @@ struct result_decoder<std::optional<R>> {
     return decode_result<R>(j);
   }
 };
+
+// A reply to request `id` read straight into its Result, with no json built, when the frame is
+// exactly as handoffd writes one: {"jsonrpc":"2.0","id":<id>,"result":<the Result>}, the Result in
+// a form wire::read_text_object takes. nullopt for anything else (another id, an error, an unusual
+// but valid form, invalid JSON): the caller parses the frame as any message (parse_message, then
+// decode_result), which accepts it alike or says what is wrong with it.
+template <wire::described R>
+std::optional<R> read_response(std::string_view frame, std::int64_t id) {
+  json_reader r(frame);
+  std::int64_t got = 0;
+  R out{};
+  if (r.take_exact(R"({"jsonrpc":"2.0","id":)") && r.integer(got) && got == id && r.take_exact(R"(,"result":)") &&
+      wire::read_text_object(r, out, wire::context{wire::default_limits()}) && r.take('}') && r.at_end())
+    return out;
+  return std::nullopt;
+}
+
+// A request's params read straight from their text (request_text::params) into `out`: false when
+// the typed reader declines them, and decode_params on the parsed message decides instead.
+template <wire::described T>
+bool read_params_text(std::string_view params, const wire_limits& lim, T& out) {
+  if constexpr (requires { wire::shape<T>::params_ignored; }) {
+    return params.empty();  // any params are ignored, but the slow path checks they are JSON
+  } else {
+    if (params.empty()) return requires { wire::shape<T>::params_may_be_null; };
+    json_reader r(params);
+    return wire::read_text_object(r, out, wire::context{lim}) && r.at_end();
+  }
+}
 
 // Every method with its direction, kind and the fields of its params and result
 // (wire::fields_of), as JSON: what client/pi's test compares its own table against.

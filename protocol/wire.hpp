@@ -12,7 +12,11 @@
 //
 // Decoding walks the fields in order through a field_reader, so the first wrong member is the
 // one named ("childId: required", -32602); encoding writes each field into a JSON object (whose
-// keys nlohmann keeps sorted, so the bytes do not depend on the order). A struct with rules no
+// keys nlohmann keeps sorted, so the bytes do not depend on the order). The same walks also run
+// over text, with no json built: append_object writes a struct's JSON (members in the order the
+// shape lists them; the daemon's replies), and read_text_object reads one from a json_reader (the
+// client's replies, rpc::read_response), declining anything unusual so that the field_reader
+// walk decides it and names what is wrong. A struct with rules no
 // field list says (artifact_dto: members that depend on `saved`) gives `read` and `write`
 // instead of `fields`; a field with such rules is a small type with the same two members
 // (section_dto's `omitted`). `fields_of<T>()` lists a description for other languages
@@ -21,6 +25,7 @@
 
 #include <array>
 #include <concepts>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -36,6 +41,8 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/field_reader.hpp"
+#include "protocol/json_dump.hpp"
+#include "protocol/json_reader.hpp"
 #include "protocol/wire_limits.hpp"
 
 namespace handoff::rpc::wire {
@@ -55,6 +62,52 @@ struct context {
   const wire_limits& lim;
   json* movable = nullptr;
 };
+
+// ---- JSON text, written straight from the values ---------------------------------------------
+// Every member is written followed by ',', and the container's last ',' becomes its closing
+// bracket (or the bracket follows the opening one: an empty container).
+inline void close_container(std::string& out, char bracket) {
+  if (out.back() == ',')
+    out.back() = bracket;
+  else
+    out += bracket;
+}
+
+// A member's key and colon, in one append. Keys are the shapes' own names: short plain ASCII,
+// nothing to escape.
+inline void append_key(std::string& out, std::string_view name) {
+  char key[64];
+  if (name.size() + 3 > sizeof key) {
+    out.append("\"").append(name).append("\":");
+    return;
+  }
+  key[0] = '"';
+  std::memcpy(key + 1, name.data(), name.size());
+  key[name.size() + 1] = '"';
+  key[name.size() + 2] = ':';
+  out.append(key, name.size() + 3);
+}
+
+// A value of a member's own type, as write_value's json(v) would be written.
+template <class V>
+void append_plain(std::string& out, const V& v) {
+  if constexpr (std::same_as<V, std::string>) {
+    append_json_string_replacing(out, v);
+  } else if constexpr (std::same_as<V, bool>) {
+    out += v ? "true" : "false";
+  } else if constexpr (std::integral<V>) {
+    append_json_integer(out, v);
+  } else if constexpr (std::same_as<V, std::vector<std::string>>) {
+    out += '[';
+    for (const std::string& e : v) {
+      append_json_string_replacing(out, e);
+      out += ',';
+    }
+    close_container(out, ']');
+  } else {
+    append_json_replacing(out, json(v));  // a double: nlohmann's own formatting
+  }
+}
 
 // ---- codecs: how one member's value is read and written ---------------------------------------
 // `read(reader, key, context)` returns the value (the member is there, or absent and required:
@@ -76,6 +129,12 @@ struct text {
     r.check_string(key, cap.of(c.lim));
     return std::move(c.movable->find(key)->get_ref<std::string&>());
   }
+  bool read_text(json_reader& r, std::string& out, const context& c) const {
+    std::string_view s;
+    if (!r.string(s) || s.size() > cap.of(c.lim)) return false;
+    out.assign(s);
+    return true;
+  }
 };
 inline constexpr text any_text{};
 constexpr text text_within(std::size_t wire_limits::*limit) { return text{byte_cap{limit}}; }
@@ -87,6 +146,12 @@ struct identifier {
   std::string read(const field_reader& r, std::string_view key, const context& c) const {
     return r.id(key, c.lim.max_id_bytes);
   }
+  bool read_text(json_reader& r, std::string& out, const context& c) const {
+    std::string_view s;
+    if (!r.string(s) || !id_problem(s, c.lim.max_id_bytes).empty()) return false;
+    out.assign(s);
+    return true;
+  }
 };
 inline constexpr identifier id{};
 
@@ -97,6 +162,16 @@ struct one_of {
   std::array<std::string_view, N> allowed;
   std::string read(const field_reader& r, std::string_view key, const context&) const {
     return r.one_of(key, allowed);
+  }
+  bool read_text(json_reader& r, std::string& out, const context&) const {
+    std::string_view s;
+    if (!r.string(s)) return false;
+    for (std::string_view a : allowed)
+      if (s == a) {
+        out.assign(s);
+        return true;
+      }
+    return false;
   }
 };
 template <class... S>
@@ -121,6 +196,16 @@ struct string_list {
   std::vector<std::string> read(const field_reader& r, std::string_view key, const context&) const {
     return r.string_list(key);
   }
+  bool read_text(json_reader& r, std::vector<std::string>& out, const context&) const {
+    if (!r.take('[')) return false;
+    if (r.take(']')) return true;
+    do {
+      std::string s;
+      if (!r.string(s)) return false;
+      out.push_back(std::move(s));
+    } while (r.take(','));
+    return r.take(']');
+  }
 };
 inline constexpr string_list strings{};
 
@@ -134,6 +219,13 @@ struct integer {
     const std::int64_t max = max_limit != nullptr ? c.lim.*max_limit : field_reader::max_int;
     return static_cast<I>(r.integer(key, min, max));
   }
+  bool read_text(json_reader& r, I& out, const context& c) const {
+    const std::int64_t max = max_limit != nullptr ? c.lim.*max_limit : field_reader::max_int;
+    std::int64_t v = 0;
+    if (!r.integer(v) || v < min || v > max) return false;
+    out = static_cast<I>(v);
+    return true;
+  }
 };
 // A count or a size: an integer >= 0.
 inline constexpr integer<std::size_t> count{};
@@ -143,6 +235,7 @@ inline constexpr integer<std::int64_t> any_integer{std::numeric_limits<std::int6
 struct boolean_codec {
   static constexpr std::string_view kind = "boolean";
   bool read(const field_reader& r, std::string_view key, const context&) const { return r.boolean(key); }
+  bool read_text(json_reader& r, bool& out, const context&) const { return r.boolean(out); }
 };
 inline constexpr boolean_codec boolean{};
 
@@ -165,6 +258,12 @@ template <described T>
 void read_fields(const field_reader& r, T& out, const context& c);
 template <described T>
 void write_fields(const T& v, json& j);
+template <described T>
+void append_fields(const T& v, std::string& out);
+template <described T>
+void append_object(const T& v, std::string& out);
+template <described T>
+bool read_text_object(json_reader& r, T& out, const context& c);
 template <described T>
 void describe_fields(json& fields);
 // The fields of T, for other languages: [{name, type, optional, nullable}], in order; `optional`:
@@ -198,6 +297,8 @@ struct nested {
     return read_object<T>(r.object(key), r.path_of(key), context{c.lim});
   }
   json write(const T& v) const { return write_object(v); }
+  void append(const T& v, std::string& out) const { append_object(v, out); }
+  bool read_text(json_reader& r, T& out, const context& c) const { return read_text_object(r, out, context{c.lim}); }
   json type() const { return {{"object", fields_of<T>()}}; }
 };
 template <described T>
@@ -219,6 +320,24 @@ struct list {
     json a = json::array();
     for (const T& e : v) a.push_back(write_object(e));
     return a;
+  }
+  bool read_text(json_reader& r, std::vector<T>& out, const context& c) const {
+    if (!r.take('[')) return false;
+    if (r.take(']')) return true;
+    do {
+      T e{};
+      if (!read_text_object(r, e, context{c.lim})) return false;
+      out.push_back(std::move(e));
+    } while (r.take(','));
+    return r.take(']');
+  }
+  void append(const std::vector<T>& v, std::string& out) const {
+    out += '[';
+    for (const T& e : v) {
+      append_object(e, out);
+      out += ',';
+    }
+    close_container(out, ']');
   }
   json type() const { return {{"array", fields_of<T>()}}; }
 };
@@ -262,6 +381,15 @@ template <class M>
 inline constexpr bool is_optional = false;
 template <class V>
 inline constexpr bool is_optional<std::optional<V>> = true;
+// What a codec reads for a member of type M: M, or V for a std::optional<V>.
+template <class M>
+struct optional_value {
+  using type = M;
+};
+template <class V>
+struct optional_value<std::optional<V>> {
+  using type = V;
+};
 
 // Members whose default can be told by comparing (std::vector<T>'s == compiles for any T).
 template <class M>
@@ -274,6 +402,16 @@ json write_value(const C& codec, const V& v) {
     return codec.write(v);
   else
     return json(v);
+}
+
+template <class C, class V>
+void append_value(std::string& out, const C& codec, const V& v) {
+  if constexpr (requires { codec.append(v, out); })
+    codec.append(v, out);
+  else if constexpr (requires { codec.write(v); })
+    append_json_replacing(out, codec.write(v));
+  else
+    append_plain(out, v);
 }
 
 template <class T, class M, class Codec>
@@ -314,6 +452,44 @@ struct member_field {
     else
       j[std::string(name)] = write_value(codec, m);
   }
+
+  // read() from text (wire::read_text_object): the member's value, which is next in `r`. False
+  // when the codec has no text reader, or the value is not one it takes.
+  bool read_text(json_reader& r, T& out, const context& c) const {
+    if (r.peek() == 'n') {  // null: as absent for an optional member, refused otherwise
+      if (need != presence::optional || !r.null()) return false;
+      out.*member = defaults<T>().*member;
+      return true;
+    }
+    using V = typename optional_value<M>::type;
+    if constexpr (requires(V& v) { codec.read_text(r, v, c); }) {
+      V v{};
+      if (!codec.read_text(r, v, c)) return false;
+      out.*member = std::move(v);
+      return true;
+    } else {
+      return false;
+    }
+  }
+
+  // write() as text: the same member, or none, appended to `out` with its trailing ','.
+  void append(const T& v, std::string& out) const {
+    const M& m = v.*member;
+    bool is_default = false;
+    if constexpr (is_optional<M>)
+      is_default = !m.has_value();
+    else if constexpr (has_plain_default<M>)
+      is_default = unset != when_default::written && m == defaults<T>().*member;
+    if (is_default && unset == when_default::omitted) return;
+    append_key(out, name);
+    if (is_default && (unset == when_default::null || is_optional<M>))
+      out += "null";
+    else if constexpr (is_optional<M>)
+      append_value(out, codec, *m);
+    else
+      append_value(out, codec, m);
+    out += ',';
+  }
 };
 
 template <class T, class M, class Codec>
@@ -334,6 +510,7 @@ struct flattened {
   U T::*member;
   void read(const field_reader& r, T& out, const context& c) const { read_fields(r, out.*member, c); }
   void write(const T& v, json& j) const { write_fields(v.*member, j); }
+  void append(const T& v, std::string& out) const { append_fields(v.*member, out); }
   void describe(json& fields) const { describe_fields<U>(fields); }
 };
 template <class T, class U>
@@ -354,6 +531,13 @@ struct grouped {
     json sub = json::object();
     std::apply([&](const auto&... f) { (f.write(v, sub), ...); }, fields);
     j[std::string(name)] = std::move(sub);
+  }
+  void append(const T& v, std::string& out) const {
+    append_key(out, name);
+    out += '{';
+    std::apply([&](const auto&... f) { (f.append(v, out), ...); }, fields);
+    close_container(out, '}');
+    out += ',';
   }
   void describe(json& out) const {
     json sub = json::array();
@@ -384,6 +568,94 @@ void write_fields(const T& v, json& j) {
     shape<T>::write(v, j);
   else
     std::apply([&](const auto&... f) { (f.write(v, j), ...); }, shape<T>::fields);
+}
+
+// write_fields as text: the members (each with its trailing ','), in the order the shape lists
+// them; a shape with its own `write` is written through it.
+// The members of `j` (what a custom `write` wrote), each with its trailing ','.
+inline void append_members(const json& j, std::string& out) {
+  for (const auto& [key, value] : j.items()) {
+    append_json_string_replacing(out, key);
+    out += ':';
+    append_json_replacing(out, value);
+    out += ',';
+  }
+}
+
+template <described T>
+void append_fields(const T& v, std::string& out) {
+  if constexpr (requires(json& j) { shape<T>::write(v, j); }) {
+    json j = json::object();
+    shape<T>::write(v, j);
+    append_members(j, out);
+  } else {
+    auto append_field = [&](const auto& f) {
+      if constexpr (requires { f.append(v, out); }) {
+        f.append(v, out);
+      } else {  // a field type with rules of its own (section_dto's `omitted`) writes a json
+        json j = json::object();
+        f.write(v, j);
+        append_members(j, out);
+      }
+    };
+    std::apply([&](const auto&... f) { (append_field(f), ...); }, shape<T>::fields);
+  }
+}
+
+// write_object as text, appended to `out`: what append_json(write_object(v)) writes, except for
+// the order of the members (a json keeps them sorted; JSON objects have no order).
+template <described T>
+void append_object(const T& v, std::string& out) {
+  out += '{';
+  append_fields(v, out);
+  close_container(out, '}');
+}
+
+// read_fields from text: the object next in `r`, its members in any order, read into `out`.
+// False (json_reader.hpp: the caller reads the text the ordinary way) on anything else: a member
+// the shape does not list, a required one missing, a value a codec does not take, a shape with
+// its own `read`, or a field that is not a plain member (flatten, group).
+template <described T>
+bool read_text_object(json_reader& r, T& out, const context& c) {
+  constexpr auto& fields = shape<T>::fields;
+  constexpr std::size_t n = std::tuple_size_v<std::remove_cvref_t<decltype(fields)>>;
+  static_assert(n <= 64, "read_text_object: at most 64 members (a bit each)");
+  constexpr bool plain = []<std::size_t... I>(std::index_sequence<I...>) {
+    return (requires { std::get<I>(fields).name; std::get<I>(fields).need; } && ...);
+  }(std::make_index_sequence<n>());
+  if constexpr (requires { shape<T>::read(std::declval<const field_reader&>(), out, c); } || !plain) {
+    return false;
+  } else {
+    std::uint64_t seen = 0;
+    std::size_t next = 0;  // the field after the last one read: handoffd writes them in order
+    // The member named `key`, read; false when none is named so or its value is refused. The
+    // field expected next is tried first, so that a key is usually compared once.
+    auto member = [&]<std::size_t... I>(std::string_view key, std::index_sequence<I...>) {
+      bool ok = false;
+      auto read = [&](auto index) {
+        constexpr std::size_t i = decltype(index)::value;
+        ok = std::get<i>(fields).read_text(r, out, c);
+        seen |= std::uint64_t{1} << i;
+        next = i + 1;
+        return true;
+      };
+      if (((I == next && std::get<I>(fields).name == key && read(std::integral_constant<std::size_t, I>{})) || ...))
+        return ok;
+      (void)((I != next && std::get<I>(fields).name == key && read(std::integral_constant<std::size_t, I>{})) || ...);
+      return ok;
+    };
+    if (!r.take('{')) return false;
+    if (!r.take('}')) {
+      do {
+        std::string_view key;
+        if (!r.string(key) || !r.take(':') || !member(key, std::make_index_sequence<n>())) return false;
+      } while (r.take(','));
+      if (!r.take('}')) return false;
+    }
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return ((std::get<I>(fields).need != presence::required || (seen >> I & 1) != 0) && ...);
+    }(std::make_index_sequence<n>());
+  }
 }
 
 template <described T>

@@ -17,7 +17,7 @@ seconds="${1:-60}"
 build="${HANDOFF_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 crashes="${HANDOFF_FUZZ_CRASH_DIR:-$build/crashes}"
 logs="$build/fuzz-logs"
-read -r -a fuzzers <<<"${HANDOFF_FUZZERS:-fuzz_framing fuzz_dispatch fuzz_projection fuzz_artifact_name fuzz_json}"
+read -r -a fuzzers <<<"${HANDOFF_FUZZERS:-fuzz_framing fuzz_dispatch fuzz_projection fuzz_artifact_name fuzz_json fuzz_reply}"
 
 "$root/scripts/setup.sh"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

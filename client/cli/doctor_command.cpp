@@ -55,7 +55,7 @@ class doctor {
       rpc::initialize_params hello;
       hello.client_name = "handoff-doctor";
       const rpc::initialize_result server = c.initialize(hello);
-      nlohmann::json status = c.daemon_status();
+      nlohmann::json status = c.call(rpc::methods::daemon_status.name, nullptr);  // untyped: any daemon's
       add({finding::level::ok, "handoffd " + server.server_version + " answers (protocol " + server.protocol_version + ")"});
       if (server.server_version != HANDOFF_VERSION)
         add({finding::level::warn, "handoffd is version " + server.server_version + " but this handoff is " +

@@ -73,7 +73,10 @@ std::string render(const nlohmann::json& s, const std::string& socket) {
 
 int run_status(const daemon_options& daemon, const status_options& options) {
   return with_client("status", daemon, [&](client::connection& c, const rpc::initialize_result&) {
-    const nlohmann::json status = c.daemon_status();
+    // Untyped, as the daemon sent it: --json prints it so, and render() shows what an older or
+    // newer daemon reports (client::connection::daemon_status() wants today's fields).
+    const nlohmann::json status = c.call(rpc::methods::daemon_status.name, nullptr);
+    if (!status.is_object()) throw client::client_error(client::error_kind::protocol, "handoffd's daemon/status is not an object");
     const bool ok = options.json ? print_json("status", status) : print("status", render(status, c.socket_path()));
     return ok ? exit_ok : exit_failure;
   }, daemon_start::never);  // it reports whether one runs; starting one would hide that

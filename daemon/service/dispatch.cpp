@@ -40,6 +40,25 @@ bool service::answer_now(const std::shared_ptr<connection>& conn, const rpc::mes
   return true;
 }
 
+bool service::answer_now(const std::shared_ptr<connection>& conn, const rpc::request_text& request) {
+  if (stopping_) return false;  // route() answers it
+  const auto it = methods_.find(request.method);
+  if (it == methods_.end() || !it->second.now_text) return false;
+  std::optional<encoded_reply> r;
+  try {
+    r = it->second.now_text(conn, request.params);
+  } catch (...) {
+    rpc::message msg;  // what answer_failure needs of it
+    msg.id = request.id;
+    msg.method = request.method;
+    answer_failure(*conn, msg, std::current_exception());
+    return true;
+  }
+  if (!r) return false;  // params the typed reader declined, or a reply that must wait
+  conn->send(rpc::make_encoded_response(request.id, r->result), std::move(r->on_written));
+  return true;
+}
+
 asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param, rpc::message msg_param) {
   // Locals, not parameters, are what the code below refers to (see offload.hpp).
   const std::shared_ptr<connection> conn = std::move(conn_param);
@@ -70,7 +89,7 @@ asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param
 
 void service::answer(connection& conn, const rpc::message& msg, encoded_reply r) const {
   if (msg.type == rpc::message::kind::notification) return;
-  conn.send(rpc::make_response(msg.id, r.result), std::move(r.on_written));
+  conn.send(rpc::make_encoded_response(msg.id, r.result), std::move(r.on_written));
 }
 
 void service::answer_error(connection& conn, const rpc::message& msg, errc code, const std::string& text,

@@ -24,7 +24,7 @@ namespace {
 // A handler's typed reply as the dispatcher sends it.
 template <class Result>
 encoded_reply encoded(reply<Result> r) {
-  return encoded_reply{rpc::encode_result(r.result), std::move(r.on_written)};
+  return encoded_reply{rpc::encode_result_text(r.result), std::move(r.on_written)};
 }
 
 }  // namespace
@@ -63,6 +63,12 @@ void service::bind_now(const rpc::request_type<Params, Result>& m,
                                                 const json& params) -> std::optional<encoded_reply> {
     return encoded((this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire)));
   };
+  methods_[std::string(m.name)].now_text = [this, h](const std::shared_ptr<connection>& conn,
+                                                     std::string_view params) -> std::optional<encoded_reply> {
+    Params typed{};
+    if (!rpc::read_params_text(params, cfg_.wire, typed)) return std::nullopt;
+    return encoded((this->*h)(conn, std::move(typed)));
+  };
 }
 
 template <class Params, class Result>
@@ -74,6 +80,14 @@ void service::bind_now(const rpc::request_type<Params, Result>& m,
     if (!r) return std::nullopt;
     return encoded(std::move(*r));
   };
+  methods_[std::string(m.name)].now_text = [this, h](const std::shared_ptr<connection>& conn,
+                                                     std::string_view params) -> std::optional<encoded_reply> {
+    Params typed{};
+    if (!rpc::read_params_text(params, cfg_.wire, typed)) return std::nullopt;
+    std::optional<reply<Result>> r = (this->*h)(conn, std::move(typed));
+    if (!r) return std::nullopt;
+    return encoded(std::move(*r));
+  };
 }
 
 template <class Params>
@@ -82,7 +96,7 @@ void service::bind_now(const rpc::notification_type<Params>& m,
   methods_[std::string(m.name)].now = [this, h](const std::shared_ptr<connection>& conn,
                                                 const json& params) -> std::optional<encoded_reply> {
     (this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire));
-    return encoded_reply{};  // a notification's: never sent (answer())
+    return encoded_reply{};  // a notification's: never sent (answer()); null when sent as a request
   };
 }
 

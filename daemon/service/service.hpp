@@ -47,9 +47,9 @@ struct reply {
   std::function<void(bool written)> on_written;
 };
 
-// A reply as the dispatcher sends it: the result encoded.
+// A reply as the dispatcher sends it: the result encoded, as JSON text.
 struct encoded_reply {
-  nlohmann::json result;
+  std::string result = "null";
   std::function<void(bool written)> on_written;
 };
 
@@ -69,6 +69,7 @@ class service final : public message_sink {
   void shutdown();
 
   bool answer_now(const std::shared_ptr<connection>& conn, const rpc::message& msg) override;
+  bool answer_now(const std::shared_ptr<connection>& conn, const rpc::request_text& request) override;
   asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) override;
   void on_closed(const std::shared_ptr<connection>& conn) override;
   void on_input_closed(const std::shared_ptr<connection>& conn) override;
@@ -90,10 +91,15 @@ class service final : public message_sink {
   // (the method's awaitable handler then does).
   using instant_handler =
       std::function<std::optional<encoded_reply>(const std::shared_ptr<connection>&, const nlohmann::json&)>;
+  // `now` from the params' text (rpc::read_params_text); nullopt also when the typed reader
+  // declines them: the request then takes the ordinary path.
+  using text_handler =
+      std::function<std::optional<encoded_reply>(const std::shared_ptr<connection>&, std::string_view params)>;
   // One entry of the method table: at least one of the two is set; `now` is tried first.
   struct method {
-    instant_handler now;  // needs neither the disk nor the pool
-    handler later;        // a coroutine of its own
+    instant_handler now;    // needs neither the disk nor the pool
+    text_handler now_text;  // the same, set with it for requests
+    handler later;          // a coroutine of its own
   };
   // Binds a method (protocol/methods.hpp) to a member handler typed by it: the params type
   // decodes the request (-32602 naming the field), and the handler returns the method's Result,

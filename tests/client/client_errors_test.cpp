@@ -132,7 +132,7 @@ TEST_CASE("default socket: $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handof
     env_guard a("HANDOFF_SOCKET", d.socket().c_str());
     connection c;  // no path given: the environment's
     CHECK(c.socket_path() == d.socket());
-    CHECK(c.daemon_status().is_object());
+    CHECK_FALSE(c.daemon_status().version.empty());
   }
 }
 
@@ -174,7 +174,7 @@ TEST_CASE("a daemon that hangs up: refused") {
 TEST_CASE("a daemon at its connection cap: refused, with the daemon's reason") {
   test::daemon_process d({"--max-connections", "1"});
   connection first = connect_at(d.socket());
-  CHECK(first.daemon_status().is_object());
+  CHECK_FALSE(first.daemon_status().version.empty());
   connection second = connect_at(d.socket());
   const client_error e = error_of([&] { second.daemon_status(); });
   CHECK(e.kind() == error_kind::refused);
@@ -210,6 +210,38 @@ TEST_CASE("bytes that are not JSON-RPC, or a result of the wrong shape: protocol
     CHECK(contains(e, "subagent/completed"));
     CHECK(contains(e, "sha256"));
   }
+}
+
+TEST_CASE("daemon/status: typed, whether read straight from the bytes or the slow way, and a bad one refused naming the member") {
+  test::temp_dir dir;
+  stand_in server(dir / "status.sock", [](int fd) {
+    const std::string result =
+        R"("version":"v","uptimeMs":5,"connections":1,"parents":2,"children":{"running":3,"completed":4,)"
+        R"("delivering":0,"delivered":0},"waits":0,"queue":{"dir":"/q","results":6,"textBytes":7,"deliveries":0,)"
+        R"("tombstones":0,"groups":8,"changes":9},"store":{"dir":"/s","files":1,"bytes":2})";
+    read_line(fd);  // as handoffd writes it: read straight into the struct
+    send_text(fd, R"({"jsonrpc":"2.0","id":1,"result":{)" + result + "}}\n");
+    read_line(fd);  // an escape and an unknown member: the slow path, the same struct
+    send_text(fd, R"({"jsonrpc":"2.0","id":2,"result":{"new":[1],)" + result + R"(,"version":"\u0076"}})" "\n");
+    read_line(fd);  // queue.results missing: refused (a json was returned before, whatever it held)
+    std::string missing = result;
+    missing.erase(missing.find(R"("results":6,)"), 12);
+    send_text(fd, R"({"jsonrpc":"2.0","id":3,"result":{)" + missing + "}}\n");
+    read_line(fd);
+  });
+  connection c = connect_at(dir / "status.sock");
+  for (int i = 0; i < 2; ++i) {
+    const rpc::status_result s = c.daemon_status();
+    CHECK(s.version == "v");
+    CHECK(s.children.completed == 4);
+    CHECK(s.queue.results == 6);
+    CHECK(s.queue.changes == 9);
+    CHECK(s.store.bytes == 2u);
+  }
+  const client_error e = error_of([&] { c.daemon_status(); });
+  CHECK(e.kind() == error_kind::protocol);
+  CHECK(contains(e, "daemon/status"));
+  CHECK(contains(e, "queue.results: required"));
 }
 
 TEST_CASE("a cancelled wait: an answer the daemon wrote anyway is returned, and with none the grace ends it") {

@@ -47,7 +47,7 @@ bool serve_until(connection& c, const std::function<bool()>& done, milliseconds 
   return true;
 }
 
-std::size_t queued_results(connection& c) { return c.daemon_status().at("queue").at("results").get<std::size_t>(); }
+std::size_t queued_results(connection& c) { return c.daemon_status().queue.results; }
 
 std::string state_of(connection& c, const std::string& parent, const std::string& child) {
   rpc::check_params p;
@@ -106,7 +106,7 @@ TEST_CASE("an idle parent's endpoint answers usage, receives the batch, acknowle
 
   CHECK(queue_drains(worker));
   CHECK(state_of(worker, "p", "long") == "delivered");
-  CHECK(worker.daemon_status().at("queue").at("deliveries") == 0);
+  CHECK(worker.daemon_status().queue.deliveries == 0);
 }
 
 TEST_CASE("usage unknown (null) gives the static caps") {

@@ -205,3 +205,27 @@ TEST_CASE("the daemon answers small requests while 128 others are in flight, and
   c.send_raw(batch);
   collect(c, expected, 0);
 }
+
+TEST_CASE("small requests as clients write them and as they may be written: the same answers, members in the shape's order") {
+  daemon_process d;
+  raw_client c(d.socket());
+  // Read as text (the form clients write), then the same requests in forms that take the
+  // parser: another member order, an escape, a string id.
+  c.send_raw(R"({"jsonrpc":"2.0","id":1,"method":"subagent/started","params":{"parentId":"p","childId":"c"}})" "\n");
+  c.send_raw(R"({"id":2,"jsonrpc":"2.0","method":"subagent/started","params":{"parentId":"p","childId":"c"}})" "\n");
+  c.send_raw(R"({"jsonrpc":"2.0","id":"3","method":"subagent\/started","params":{"parentId":"\u0070","childId":"c"}})" "\n");
+  const std::string answers[] = {*c.read_frame(), *c.read_frame(), *c.read_frame()};
+  CHECK(answers[0] == R"({"jsonrpc":"2.0","id":1,"result":{"state":"running"}})");
+  CHECK(answers[1] == R"({"jsonrpc":"2.0","id":2,"result":{"state":"running"}})");
+  CHECK(answers[2] == R"({"jsonrpc":"2.0","id":"3","result":{"state":"running"}})");
+  // Params the text reader declines get the parser's error, naming the member.
+  c.send_raw(R"({"jsonrpc":"2.0","id":4,"method":"subagent/started","params":{"parentId":"p","childId":""}})" "\n");
+  const json refused = json::parse(*c.read_frame());
+  CHECK(refused["error"]["code"] == -32602);
+  CHECK(refused["error"]["message"].get<std::string>().rfind("childId: ", 0) == 0);
+  // A result is written member by member in the order its shape lists them (nlohmann sorted them).
+  c.send_raw(R"({"jsonrpc":"2.0","id":5,"method":"daemon/status"})" "\n");
+  const std::string status = *c.read_frame();
+  CHECK(status.rfind(R"({"jsonrpc":"2.0","id":5,"result":{"version":")", 0) == 0);
+  CHECK(status.find(R"("queue":{"dir":)") != std::string::npos);
+}

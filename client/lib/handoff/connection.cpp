@@ -63,8 +63,13 @@ void check_text(std::string_view method, std::string_view text) {
 void message_head(std::string& out, const nlohmann::json& id, std::string_view method,
                   const nlohmann::json& params, std::optional<std::string_view> text_key) {
   out = R"({"jsonrpc":"2.0",)";
-  if (!id.is_null()) out += R"("id":)" + id.dump() + ",";
-  out += R"("method":)" + nlohmann::json(method).dump();
+  if (!id.is_null()) {
+    out += R"("id":)";
+    if (!rpc::append_json(out, id)) out += id.dump();  // throws as before: not UTF-8
+    out += ',';
+  }
+  out += R"("method":)";
+  if (!rpc::append_json_string(out, method)) out += nlohmann::json(method).dump();  // throws, likewise
   try {
     if (!params.is_null()) {
       out += R"(,"params":)";
@@ -133,7 +138,8 @@ nlohmann::json connection::call(std::string_view method, const nlohmann::json& p
 
 nlohmann::json connection::call_with_text(std::string_view method, const nlohmann::json& params,
                                           const std::optional<text_member>& text,
-                                          std::optional<milliseconds> timeout, const cancel_signal* cancel) {
+                                          std::optional<milliseconds> timeout, const cancel_signal* cancel,
+                                          const reply_reader* fast) {
   const std::int64_t id = next_id_++;
   deadline until = deadline_after(timeout);
   bool cancel_sent = false;
@@ -172,10 +178,11 @@ nlohmann::json connection::call_with_text(std::string_view method, const nlohman
       if (reply.error) throw from_error_object(*reply.error);
       return std::move(reply.result);
     }
-    auto message = next_message(until, cancel != nullptr ? cancel->fd() : -1, just_sent);
+    auto frame = next_frame(until, cancel != nullptr ? cancel->fd() : -1, just_sent);
     just_sent = false;
-    if (message) {
-      handle(std::move(*message));
+    if (frame) {
+      if (fast != nullptr && !frame->oversized && (*fast)(frame->payload, id)) return nullptr;  // the caller has it
+      handle(parsed(*frame));
       continue;
     }
     if (cancel != nullptr && cancel->raised()) {
@@ -223,6 +230,20 @@ bool connection::serve_one(std::optional<milliseconds> timeout) {
 }
 
 std::optional<rpc::message> connection::next_message(deadline until, int wake_fd, bool just_sent) {
+  auto frame = next_frame(until, wake_fd, just_sent);
+  if (!frame) return std::nullopt;
+  return parsed(*frame);
+}
+
+rpc::message connection::parsed(const rpc::decoded_frame& frame) {
+  try {
+    return rpc::parse_message(frame.payload);
+  } catch (const rpc::rpc_error& e) {
+    throw client_error(error_kind::protocol, std::string("handoffd sent a malformed message: ") + e.what());
+  }
+}
+
+std::optional<rpc::decoded_frame> connection::next_frame(deadline until, int wake_fd, bool just_sent) {
   for (;;) {
     std::optional<rpc::decoded_frame> frame;
     try {
@@ -235,11 +256,7 @@ std::optional<rpc::message> connection::next_message(deadline until, int wake_fd
         throw client_error(error_kind::protocol,
                            "handoffd sent a message of " + std::to_string(frame->oversized_bytes) +
                                " bytes, over this client's cap of " + std::to_string(options_.max_frame_bytes));
-      try {
-        return rpc::parse_message(frame->payload);
-      } catch (const rpc::rpc_error& e) {
-        throw client_error(error_kind::protocol, std::string("handoffd sent a malformed message: ") + e.what());
-      }
+      return frame;
     }
     std::array<char, 64 * 1024> chunk;
     const auto n = stream_.read_some(chunk, until, wake_fd, std::exchange(just_sent, false));

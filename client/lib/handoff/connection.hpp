@@ -93,8 +93,9 @@ class connection {
   // A notification ("busy" | "idle"); idle lets the daemon auto-deliver to the endpoint.
   void parent_state(const rpc::parent_state_params& params);
   rpc::artifact_read_result read_artifact(const rpc::artifact_read_params& params);
-  // daemon/status: free-form counters (docs/protocol.md).
-  nlohmann::json daemon_status();
+  // daemon/status: what the daemon holds (protocol/daemon_messages.hpp; rpc::encode gives the
+  // JSON back, as `handoff status --json` prints it).
+  rpc::status_result daemon_status();
 
   // ---- any method of protocol/methods.hpp ----
   // A request, its params encoded and its result decoded by their descriptions. Throws
@@ -102,7 +103,7 @@ class connection {
   template <class Params, class Result>
   Result request(const rpc::request_type<Params, Result>& method, const Params& params,
                  std::optional<milliseconds> timeout) {
-    return decoded<Result>(method.name, call(method.name, rpc::encode(params), timeout));
+    return typed_call<Result>(method.name, rpc::encode(params), std::nullopt, timeout);
   }
   template <class Params, class Result>
   Result request(const rpc::request_type<Params, Result>& method, const Params& params) {
@@ -160,12 +161,37 @@ class connection {
   [[noreturn]] void connection_closed(std::string_view during) const;
   // Handles what the daemon sent before it closed the connection; throws its error, if any.
   void read_last_words();
+  // Reads a frame straight into a call's Result when it is that call's reply (rpc::read_response):
+  // true when it did.
+  using reply_reader = std::function<bool(std::string_view frame, std::int64_t id)>;
+  // The next complete frame from the daemon, or nullopt as next_message.
+  std::optional<rpc::decoded_frame> next_frame(deadline until, int wake_fd, bool just_sent);
+  // A frame as a message; throws protocol for a malformed one.
+  static rpc::message parsed(const rpc::decoded_frame& frame);
+  // call_with_text() whose result is decoded as `Result`: straight from the reply's bytes when
+  // rpc::read_response takes them, else through the json as decoded() does.
+  template <class Result>
+  Result typed_call(std::string_view method, const nlohmann::json& params, const std::optional<text_member>& text,
+                    std::optional<milliseconds> timeout, const cancel_signal* cancel = nullptr) {
+    if constexpr (rpc::wire::described<Result>) {
+      std::optional<Result> fast;
+      const reply_reader read = [&fast](std::string_view frame, std::int64_t id) {
+        fast = rpc::read_response<Result>(frame, id);
+        return fast.has_value();
+      };
+      nlohmann::json result = call_with_text(method, params, text, timeout, cancel, &read);
+      if (fast) return std::move(*fast);
+      return decoded<Result>(method, result);
+    } else {
+      return decoded<Result>(method, call_with_text(method, params, text, timeout, cancel));
+    }
+  }
   // call(), with `text` written as one more member of the params object (an object) straight
   // from the caller's string: completed() sends a final text without copying it into a json.
   // A raised `cancel` sends $/cancelRequest for the call once and allows cancel_grace more.
   nlohmann::json call_with_text(std::string_view method, const nlohmann::json& params,
                                 const std::optional<text_member>& text, std::optional<milliseconds> timeout,
-                                const cancel_signal* cancel = nullptr);
+                                const cancel_signal* cancel = nullptr, const reply_reader* fast = nullptr);
 
   options options_;
   unix_stream stream_;

@@ -27,8 +27,8 @@ void connection::progress(const rpc::progress_params& params) { notify(m::subage
 rpc::completed_result connection::completed(const rpc::completed_params& params) {
   const nlohmann::json rest = rpc::encode_without_final_text(params);
   const std::string_view name = m::subagent_completed.name;
-  return decoded<rpc::completed_result>(
-      name, call_with_text(name, rest, text_member{"finalText", params.final_text}, options_.call_timeout));
+  return typed_call<rpc::completed_result>(name, rest, text_member{"finalText", params.final_text},
+                                          options_.call_timeout);
 }
 
 rpc::check_result connection::check(const rpc::check_params& params) { return request(m::subagent_check, params); }
@@ -44,7 +44,7 @@ rpc::wait_result connection::wait(const rpc::wait_params& params, const cancel_s
   std::optional<milliseconds> timeout;
   if (params.timeout_ms) timeout = milliseconds(*params.timeout_ms) + options_.call_timeout;
   const std::string_view name = m::subagent_wait.name;
-  return decoded<rpc::wait_result>(name, call_with_text(name, rpc::encode(params), std::nullopt, timeout, &cancel));
+  return typed_call<rpc::wait_result>(name, rpc::encode(params), std::nullopt, timeout, &cancel);
 }
 
 rpc::cancel_result connection::cancel(const rpc::cancel_params& params) { return request(m::subagent_cancel, params); }
@@ -55,12 +55,9 @@ rpc::artifact_read_result connection::read_artifact(const rpc::artifact_read_par
   return request(m::artifact_read, params);
 }
 
-nlohmann::json connection::daemon_status() {
-  auto result = call(m::daemon_status.name, nullptr);  // no params at all, as always
-  if (!result.is_object())
-    throw client_error(error_kind::protocol,
-                       "handoffd's answer to " + std::string(m::daemon_status.name) + " is not an object");
-  return result;
+rpc::status_result connection::daemon_status() {
+  // No params at all, as always.
+  return typed_call<rpc::status_result>(m::daemon_status.name, nullptr, std::nullopt, options_.call_timeout);
 }
 
 }  // namespace handoff::client
