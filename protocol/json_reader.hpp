@@ -1,6 +1,7 @@
-// A strict pull reader of JSON text for the typed fast path (wire::read_text, reply_reader.hpp):
-// a described struct is read straight from the bytes, with no json built on the way (the DOM of a
-// 434-byte daemon/status reply cost the client 24,800 instructions to build and 8,700 to free).
+// A strict pull reader of JSON text for the typed fast path (wire::read_text_object,
+// rpc::read_response): a described struct is read straight from the bytes, with no json built on
+// the way (the DOM of a 434-byte daemon/status reply cost the client 24,800 instructions to build
+// and 8,700 to free).
 //
 // Like json_fast_path.hpp it only ever accepts. Each call consumes one token and returns false
 // on anything it does not take as is: invalid JSON, and also valid forms it leaves to the slow

@@ -570,8 +570,6 @@ void write_fields(const T& v, json& j) {
     std::apply([&](const auto&... f) { (f.write(v, j), ...); }, shape<T>::fields);
 }
 
-// write_fields as text: the members (each with its trailing ','), in the order the shape lists
-// them; a shape with its own `write` is written through it.
 // The members of `j` (what a custom `write` wrote), each with its trailing ','.
 inline void append_members(const json& j, std::string& out) {
   for (const auto& [key, value] : j.items()) {
@@ -582,6 +580,8 @@ inline void append_members(const json& j, std::string& out) {
   }
 }
 
+// write_fields as text: the members (each with its trailing ','), in the order the shape lists
+// them; a shape with its own `write` is written through it.
 template <described T>
 void append_fields(const T& v, std::string& out) {
   if constexpr (requires(json& j) { shape<T>::write(v, j); }) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "support/socket_probe.hpp"
@@ -41,8 +42,11 @@ void daemon_process::start() {
   while (std::chrono::steady_clock::now() < deadline) {
     if (socket_accepts(socket_)) return;
     if (!process_->running()) {
+      const int status = process_->status();
       process_.reset();
-      throw std::runtime_error("handoffd exited at start; log:\n" + log());
+      throw std::runtime_error("handoffd exited at start (" +
+                               (status < 0 ? "signal " + std::to_string(-status) : "status " + std::to_string(status)) +
+                               "); log:\n" + log());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
