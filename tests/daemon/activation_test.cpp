@@ -12,6 +12,7 @@
 
 #include "support/child_process.hpp"
 #include "support/raw_client.hpp"
+#include "support/socket_probe.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -74,10 +75,12 @@ TEST_CASE("under systemd-socket-activate, handoffd serves completed -> wait on t
                    {},
                    {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET"},
                    dir / "log"});
-  REQUIRE_MESSAGE(eventually([&] { return socket_at(socket); }), d.log());
+  // Accepting, not only there: the file appears at bind(), a connect before listen() is refused.
+  // The probe's connection is the first, the one that makes systemd-socket-activate exec handoffd.
+  REQUIRE_MESSAGE(eventually([&] { return socket_accepts(socket); }), d.log());
 
   {
-    raw_client c(socket);  // the first connection makes systemd-socket-activate exec handoffd
+    raw_client c(socket);
     REQUIRE_MESSAGE(c.call("initialize", {{"clientName", "activation-test"}}).contains("result"), d.log());
     const std::string text = numbered_report(40000, 500, "activated");
     json done = c.call("subagent/completed", {{"parentId", "p"}, {"childId", "c"}, {"title", "t"},
@@ -117,7 +120,7 @@ TEST_CASE("LISTEN_PID naming another process is ignored, and handoffd binds (and
                    {{"LISTEN_PID", "1"}, {"LISTEN_FDS", "1"}},
                    {},
                    dir / "log"});
-  REQUIRE_MESSAGE(eventually([&] { return socket_at(socket); }), d.log());
+  REQUIRE_MESSAGE(eventually([&] { return socket_accepts(socket); }), d.log());
   {
     raw_client c(socket);
     CHECK(c.call("daemon/status", nullptr).contains("result"));
