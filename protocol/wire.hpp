@@ -435,13 +435,20 @@ struct member_field {
                       {"nullable", unset == when_default::null || (is_optional<M> && unset == when_default::written)}});
   }
 
+  // True when `m` is the member's unset value: an empty optional, or the default when the
+  // shape does not write defaults as they are (write() and append() leave it out or write null).
+  bool unset_in(const M& m) const {
+    if constexpr (is_optional<M>)
+      return !m.has_value();
+    else if constexpr (has_plain_default<M>)
+      return unset != when_default::written && m == defaults<T>().*member;
+    else
+      return false;
+  }
+
   void write(const T& v, json& j) const {
     const M& m = v.*member;
-    bool is_default = false;
-    if constexpr (is_optional<M>)
-      is_default = !m.has_value();
-    else if constexpr (has_plain_default<M>)
-      is_default = unset != when_default::written && m == defaults<T>().*member;
+    const bool is_default = unset_in(m);
     if (is_default && unset == when_default::omitted) return;
     if (is_default && (unset == when_default::null || is_optional<M>)) {
       j[std::string(name)] = nullptr;
@@ -475,11 +482,7 @@ struct member_field {
   // write() as text: the same member, or none, appended to `out` with its trailing ','.
   void append(const T& v, std::string& out) const {
     const M& m = v.*member;
-    bool is_default = false;
-    if constexpr (is_optional<M>)
-      is_default = !m.has_value();
-    else if constexpr (has_plain_default<M>)
-      is_default = unset != when_default::written && m == defaults<T>().*member;
+    const bool is_default = unset_in(m);
     if (is_default && unset == when_default::omitted) return;
     append_key(out, name);
     if (is_default && (unset == when_default::null || is_optional<M>))
