@@ -1,9 +1,9 @@
-// find_headings(): one pass over the line ends, a chunk at a time (see scan()), looking further
-// only at lines that past up to 3 spaces start with '#', '`', '~', '=' or '-' (not "- text"):
-// the only ones that can be an ATX heading, a fence or a setext underline. A report's other
-// lines cost a few instructions each and no branch; each line is looked at once its end is
-// known, so no line is searched for its end twice. A setext underline looks back at the lines
-// above it, which is the one place the scan reads backwards (at most max_paragraph_lines lines).
+// find_headings(): one pass over the text, 64 bytes at a time (see scan()). Vector compares find
+// its line ends and the lines whose text, past up to 3 spaces, starts with '#', '`', '~', '=' or
+// '-' (not "- text"): the only ones that can be an ATX heading, a fence or a setext underline.
+// Only those are looked at further; a report's other lines cost nothing of their own. A setext
+// underline looks back at the lines above it, which is the one place the scan reads backwards
+// (at most max_paragraph_lines lines).
 #include "engine/text/markdown_headings.hpp"
 
 #include <string.h>  // memrchr: a GNU extension, declared by glibc's <string.h> only
@@ -25,24 +25,6 @@ namespace {
 // to start there.
 constexpr std::size_t max_paragraph_lines = 32;
 
-constexpr std::array<bool, 256> make_byte_set(std::string_view bytes) {
-  std::array<bool, 256> set{};
-  for (const char c : bytes) set[static_cast<unsigned char>(c)] = true;
-  return set;
-}
-// What a line's text (past up to 3 spaces) starts with when it may be a heading or a fence.
-constexpr std::array<bool, 256> block_starts = make_byte_set("#`~=-");
-
-// True when the line at `start` may be an ATX heading, a fence or a setext underline: past up
-// to 3 spaces it starts with one of block_starts, and not with "- " and more (a list item). The
-// line must end in a '\n' (every byte read is the line's or that '\n').
-inline bool worth_a_look(const char* data, std::size_t start) noexcept {
-  std::size_t i = start;
-  while (data[i] == ' ' && i - start < 4) ++i;
-  if (i - start == 4 || !block_starts[static_cast<unsigned char>(data[i])]) return false;
-  return data[i] != '-' || data[i + 1] != ' ' || data[i + 2] == ' ' || data[i + 2] == '\r' || data[i + 2] == '\n';
-}
-
 bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\r'; }
 
 // What a line above a setext underline is, for the paragraph the underline closes.
@@ -58,9 +40,23 @@ class scanner {
   scanner(std::string_view text, std::size_t first_line, std::size_t last_line, std::vector<heading>& out) noexcept
       : text_(text), first_line_(first_line), last_line_(last_line), out_(out) {}
 
-  // Line `number` is text[start, end): `end` is its '\n' or the text's end. Called for the
-  // lines worth_a_look() (on the hot path), and for the last line when no '\n' ends it.
-  [[gnu::noinline]] void look_at(std::size_t number, std::size_t start, std::size_t end) {
+  // Whether text[content] is the first byte of a line's text, past an indent of up to 3 spaces.
+  bool starts_content(std::size_t content) const noexcept {
+    std::size_t start = content;
+    while (start > 0 && content - start < 3 && text_[start - 1] == ' ') --start;
+    return start == 0 || text_[start - 1] == '\n';
+  }
+
+  // The line `number` whose text, past an indent of up to 3 spaces, starts at `content`: one of
+  // the few the scan finds worth a look.
+  [[gnu::noinline]] void look_at_content(std::size_t number, std::size_t content) {
+    std::size_t start = content;
+    while (start > 0 && text_[start - 1] == ' ') --start;
+    look_at(number, start, line_end(content));
+  }
+
+  // Line `number` is text[start, end): `end` is its '\n' or the text's end.
+  void look_at(std::size_t number, std::size_t start, std::size_t end) {
     const std::size_t i = content_start(start, end);
     if (i == end) return;
     const char c = text_[i];
@@ -229,42 +225,118 @@ class scanner {
 
 namespace {
 
+// How the scan goes on from one line to the next: where it is, and the text's line ends near its
+// two ends that it keeps.
+struct scan_state {
+  std::size_t line = 1;   // the line that holds the next byte to read
+  std::size_t stop_line;  // the scan may stop once it is past this line
+  newline_index* newlines;
+};
+
 #if defined(__SSE2__)
 
-// Not a list item's "- " when the byte after "- " is one of these: "- " is then a setext
-// underline, or an empty list item, and worth a look (what worth_a_look() says).
-constexpr std::array<bool, 256> ends_a_dash = make_byte_set(" \r\n");
+// A 64-byte block of the text as bit masks, bit i for its byte i.
+struct block_bits {
+  std::uint64_t newline = 0;  // '\n'
+  std::uint64_t starts = 0;   // one of "#`~=-", but not the '-' of "- " and a byte over ' ' (a list item)
+};
 
-// worth_a_look() on the 8 bytes at `data` (the line's and what follows it), without a branch.
-// Bytes past the line's '\n' never change the answer: '\n' is neither a space nor a block start.
-// A line indented 4 or more may pass (its fifth byte is then looked at): look_at() turns it down.
-inline bool worth_a_look_8(const char* data) noexcept {
-  std::uint64_t word = 0;
-  std::memcpy(&word, data, sizeof word);
-  // Leading spaces become zero bytes; the bit set at byte 4 stops the count there.
-  const auto shift = static_cast<unsigned>(__builtin_ctzll((word ^ 0x2020202020202020ULL) | (1ULL << 32))) & 0x38U;
-  const std::uint64_t content = word >> shift;
-  const bool list_item = ((content & 0xFFFFU) == ('-' | ' ' << 8)) & !ends_a_dash[(content >> 16) & 0xFFU];
-  return block_starts[content & 0xFFU] & !list_item;
+// A block's masks read 2 bytes past it.
+constexpr std::size_t block_reads = 64 + 2;
+
+// The 16 bytes at `at` + shift, added at bit `shift` of the block's masks.
+inline void add_bits(block_bits& b, const char* at, unsigned shift) noexcept {
+  const auto load = [&](std::size_t ahead) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + shift + ahead));
+  };
+  const __m128i bytes = load(0);
+  const auto is = [&](__m128i v, char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+  const auto bits = [&](__m128i m) {
+    return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(m))) << shift;
+  };
+  const __m128i after_dash = load(2);
+  const __m128i list_item = _mm_andnot_si128(_mm_cmpeq_epi8(_mm_min_epu8(after_dash, _mm_set1_epi8(' ')), after_dash),
+                                             _mm_and_si128(is(bytes, '-'), is(load(1), ' ')));
+  const __m128i starts = _mm_or_si128(_mm_or_si128(is(bytes, '#'), is(bytes, '`')),
+                                      _mm_or_si128(_mm_or_si128(is(bytes, '~'), is(bytes, '=')), is(bytes, '-')));
+  b.newline |= bits(is(bytes, '\n'));
+  b.starts |= bits(_mm_andnot_si128(list_item, starts));
 }
 
-// A chunk of the text's line ends, found 64 bytes at a time.
-// Offsets are the chunk's, in 16 bits: with the line numbers' scratch beside them, 8 KiB of
-// cache, not the 40 KiB full offsets would take from the text's own.
-struct line_ends {
+// The block at `at`, in the x86-64 baseline (SSE2).
+inline block_bits bits_sse2(const char* at) noexcept {
+  block_bits b;
+  for (unsigned shift = 0; shift < 64; shift += 16) add_bits(b, at, shift);
+  return b;
+}
+
+// The same 32 bytes at a time, with AVX2 where the CPU has it (nearly every x86-64 since 2013).
+// One of "#`~=" is the byte a table lookup by its low 4 bits gives ('=' and '-' share theirs;
+// bytes over 0x7f give 0). Functions, not lambdas: a lambda would not have the target.
+[[gnu::target("avx2")]] inline __m256i newlines_avx2(const char* at) noexcept {
+  return _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)), _mm256_set1_epi8('\n'));
+}
+
+[[gnu::target("avx2")]] inline __m256i starts_avx2(const char* at) noexcept {
+  const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  const __m256i next = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 1));
+  const __m256i after_dash = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 2));
+  const __m256i starts_by_low_bits =
+      _mm256_setr_epi8('`', 0, 0, '#', 0, 0, 0, 0, 0, 0, 0, 0, 0, '=', '~', 0,  //
+                       '`', 0, 0, '#', 0, 0, 0, 0, 0, 0, 0, 0, 0, '=', '~', 0);
+  const __m256i space = _mm256_set1_epi8(' ');
+  const __m256i dash = _mm256_cmpeq_epi8(bytes, _mm256_set1_epi8('-'));
+  const __m256i list_item =
+      _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_min_epu8(after_dash, space), after_dash),
+                          _mm256_and_si256(dash, _mm256_cmpeq_epi8(next, space)));
+  const __m256i starts =
+      _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(starts_by_low_bits, bytes), bytes), dash);
+  return _mm256_andnot_si256(list_item, starts);
+}
+
+[[gnu::target("avx2")]] inline std::uint64_t bits_avx2(__m256i low, __m256i high) noexcept {
+  return static_cast<std::uint64_t>(static_cast<unsigned>(_mm256_movemask_epi8(high))) << 32 |
+         static_cast<unsigned>(_mm256_movemask_epi8(low));
+}
+
+[[gnu::target("avx2")]] inline block_bits bits_avx2(const char* at) noexcept {
+  return block_bits{bits_avx2(newlines_avx2(at), newlines_avx2(at + 32)),
+                    bits_avx2(starts_avx2(at), starts_avx2(at + 32))};
+}
+
+// The sum of the 32 byte counters of `counts`.
+[[gnu::target("avx2")]] inline std::size_t sum_avx2(__m256i counts) noexcept {
+  const __m256i sums = _mm256_sad_epu8(counts, _mm256_setzero_si256());
+  const __m128i pairs = _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+  return static_cast<std::size_t>(_mm_cvtsi128_si64(pairs)) +
+         static_cast<std::size_t>(_mm_extract_epi64(pairs, 1));
+}
+
+// The set bits of `mask`, with POPCNT or without.
+template <bool popcnt>
+[[gnu::always_inline]] inline std::size_t count_bits(std::uint64_t mask) noexcept {
+  if constexpr (popcnt) {
+    return static_cast<std::size_t>(__builtin_popcountll(mask));
+  } else {
+    std::size_t n = 0;
+    for (; mask != 0; mask &= mask - 1) ++n;
+    return n;
+  }
+}
+
+// Line ends of a chunk kept for the newline index, as offsets into it: in 16 bits, 4 KiB of
+// cache rather than the 16 KiB of full offsets.
+struct chunk_ends {
   static constexpr std::size_t block = 64;
-  static constexpr std::size_t blocks = 32;  // per chunk
-  std::array<std::uint16_t, block * blocks + 1> at;  // offsets of '\n' bytes in the chunk, + 1 written ahead
+  static constexpr std::size_t blocks = 32;
+  std::array<std::uint16_t, block * blocks + 1> at;  // + 1: write_ends() writes one ahead
   std::size_t count = 0;
 };
 
-// Writes the ends of the 64 bytes at `p`, whose '\n' bytes are the set bits of `mask`, at `to`;
-// returns how many. The first is written whether there or not (what is written past the last is
-// not counted), and a loop takes the rest: in a report (lines of 40-70 bytes) most blocks end no
-// line or one, and the loop then does not run. Writing two ahead instead was slower by 10-20%
-// on the bench's 37 KiB and 1 MiB texts (a scratch comparison of the two, thread CPU time), and
-// within 3% either way on lines of 16 bytes. Without POPCNT (the x86-64 baseline), the bits are
-// counted as they are taken.
+// Writes the ends of the block at `p` in its chunk, whose '\n' bytes are the set bits of `mask`,
+// at `to`; returns how many. The first is written whether there or not (what is written past the
+// last is not counted), and a loop takes the rest: in a report (lines of 40-70 bytes) most blocks
+// end no line or one, and the loop then does not run.
 template <bool popcnt>
 [[gnu::always_inline]] inline std::size_t write_ends(std::uint16_t* to, std::size_t p, std::uint64_t mask) noexcept {
   // Bit 63 keeps ctz defined once the mask is spent.
@@ -273,59 +345,79 @@ template <bool popcnt>
     mask &= mask - 1;
     return end;
   };
-  std::size_t count = 0;
-  if constexpr (popcnt) {
-    count = static_cast<std::size_t>(__builtin_popcountll(mask));
-    to[0] = next();
-    for (std::size_t i = 1; i < count; ++i) to[i] = next();
-  } else {
-    count += mask != 0 ? 1 : 0;
-    to[0] = next();
-    while (mask != 0) to[count++] = next();
-  }
+  const std::size_t count = count_bits<popcnt>(mask);
+  to[0] = next();
+  for (std::size_t i = 1; i < count; ++i) to[i] = next();
   return count;
 }
 
-// The line ends of the chunk text[p, p + 64 * blocks), blocks <= line_ends::blocks: in the
-// x86-64 baseline, SSE2.
-void fill_sse2(const char* data, std::size_t p, std::size_t blocks, line_ends& ends) noexcept {
-  data += p;
-  const __m128i newline = _mm_set1_epi8('\n');
-  const auto bits = [&](std::size_t at) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + at));
-    return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, newline))));
-  };
-  std::size_t count = 0;
-  for (std::size_t b = 0, at = 0; b < blocks; ++b, at += line_ends::block) {
-    count += write_ends<false>(ends.at.data() + count, at,
-                               bits(at) | bits(at + 16) << 16 | bits(at + 32) << 32 | bits(at + 48) << 48);
+// Looks at the lines worth a look among the block at text offset `at` whose first byte is on
+// line `line`: `starts` holds the candidates, `newline` the block's '\n' bytes. False once past
+// the scan's stop line.
+template <bool popcnt>
+[[gnu::always_inline]] inline bool look_in_block(scanner& s, scan_state& st, std::size_t line, std::size_t at,
+                                                 std::uint64_t newline, std::uint64_t starts) {
+  for (; starts != 0; starts &= starts - 1) {
+    const auto bit = static_cast<unsigned>(__builtin_ctzll(starts));
+    if (!s.starts_content(at + bit)) continue;
+    const std::size_t number = line + count_bits<popcnt>(newline & ((1ULL << bit) - 1));
+    if (number > st.stop_line) {
+      st.line = number;
+      return false;
+    }
+    s.look_at_content(number, at + bit);
   }
-  ends.count = count;
+  return true;
 }
 
-// The same with AVX2, BMI and POPCNT, where the CPU has them (nearly every x86-64 since 2013).
-[[gnu::target("avx2")]] inline std::uint64_t newline_bits_avx2(const char* at) noexcept {
-  const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
-  return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(bytes, _mm256_set1_epi8('\n'))));
-}
-
-[[gnu::target("avx2,bmi,popcnt")]] void fill_avx2(const char* data, std::size_t p, std::size_t blocks,
-                                                  line_ends& ends) noexcept {
-  data += p;
-  std::size_t count = 0;
-  for (std::size_t b = 0, at = 0; b < blocks; ++b, at += line_ends::block) {
-    count += write_ends<true>(ends.at.data() + count, at,
-                              newline_bits_avx2(data + at) | newline_bits_avx2(data + at + 32) << 32);
+// The chunk text[p, p + 64 * blocks), blocks <= chunk_ends::blocks, read at `bytes` (the text's
+// own, or a copy of its last bytes padded with zero bytes, none of which the masks look for),
+// each block's masks made whole: where the newline index keeps its line ends, and in the x86-64
+// baseline.
+template <bool popcnt, block_bits (*bits)(const char*) noexcept>
+[[gnu::always_inline]] inline bool scan_chunk(scanner& s, scan_state& st, const char* bytes, std::size_t p,
+                                              std::size_t blocks) {
+  chunk_ends ends;
+  const bool keep = st.newlines != nullptr && st.newlines->wants(p, p + blocks * chunk_ends::block);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const block_bits m = bits(bytes + b * chunk_ends::block);
+    if (keep) ends.count += write_ends<popcnt>(ends.at.data() + ends.count, b * chunk_ends::block, m.newline);
+    if (!look_in_block<popcnt>(s, st, st.line, p + b * chunk_ends::block, m.newline, m.starts)) return false;
+    st.line += count_bits<popcnt>(m.newline);
   }
-  ends.count = count;
+  if (keep) st.newlines->add(p, std::span(ends.at.data(), ends.count));
+  return st.line <= st.stop_line;
 }
 
-using fill_fn = void (*)(const char*, std::size_t, std::size_t, line_ends&) noexcept;
+bool scan_chunk_sse2(scanner& s, scan_state& st, const char* bytes, std::size_t p, std::size_t blocks) {
+  return scan_chunk<false, bits_sse2>(s, st, bytes, p, blocks);
+}
 
-fill_fn fill_for(scan_isa isa) noexcept {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-                           __builtin_cpu_supports("popcnt");
-  return isa == scan_isa::sse2 || !avx2 ? fill_sse2 : fill_avx2;
+// The same with AVX2. Where no line end is kept (most of a long text), the lines are counted
+// in the vector registers, a byte counter per lane, and a block's masks are made only when it
+// has a line worth a look (one block in ten, or fewer, in a report).
+[[gnu::target("avx2,bmi,popcnt")]] bool scan_chunk_avx2(scanner& s, scan_state& st, const char* bytes, std::size_t p,
+                                                        std::size_t blocks) {
+  if (st.newlines != nullptr && st.newlines->wants(p, p + blocks * chunk_ends::block))
+    return scan_chunk<true, bits_avx2>(s, st, bytes, p, blocks);
+  // Each lane counts at most 2 a block, 64 a chunk: a byte holds it.
+  static_assert(2 * chunk_ends::blocks < 256);
+  __m256i counts = _mm256_setzero_si256();
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const char* const at = bytes + b * chunk_ends::block;
+    const __m256i newline_low = newlines_avx2(at);
+    const __m256i newline_high = newlines_avx2(at + 32);
+    const __m256i starts_low = starts_avx2(at);
+    const __m256i starts_high = starts_avx2(at + 32);
+    if (!_mm256_testz_si256(_mm256_or_si256(starts_low, starts_high), _mm256_or_si256(starts_low, starts_high)) &&
+        !look_in_block<true>(s, st, st.line + sum_avx2(counts), p + b * chunk_ends::block,
+                             bits_avx2(newline_low, newline_high), bits_avx2(starts_low, starts_high)))
+      return false;
+    // A compare's true is -1: subtracting it counts one.
+    counts = _mm256_sub_epi8(_mm256_sub_epi8(counts, newline_low), newline_high);
+  }
+  st.line += sum_avx2(counts);
+  return st.line <= st.stop_line;
 }
 
 #endif
@@ -333,57 +425,47 @@ fill_fn fill_for(scan_isa isa) noexcept {
 // The scan of find_headings(), up to line stop_line (or a little past it); returns the lines it
 // counted, all of the text's when it reached the end.
 //
-// A line end is a branch the CPU cannot predict, and most lines are no heading, so the lines
-// are taken a chunk at a time, in three loops that mostly run the same way every time: the
-// chunk's line ends (fill), which of those lines are worth a look (a store and an add per line,
-// no branch), and a look at each of those, in order (a fence hides what follows it).
-// `newlines`, when given, keeps the '\n' bytes near the text's ends.
+// A line end is a branch the CPU cannot predict, and most lines are no heading, so the text is
+// taken 64 bytes at a time: its line ends, and the bytes where a line worth a look starts its
+// text, come out of vector compares as bit masks, and only those lines are looked at (a fence
+// hides what follows it, so in order). No work is done per line that is not. `newlines`, when
+// given, keeps the '\n' bytes near the text's ends.
 std::size_t scan(std::string_view text, std::size_t first_line, std::size_t last_line, std::size_t stop_line,
                  std::vector<heading>& out, newline_index* newlines, [[maybe_unused]] scan_isa isa) {
   scanner s(text, first_line, last_line, out);
-  const char* const data = text.data();
-  std::size_t line = 1;  // the line that starts at `start`
-  std::size_t start = 0;
-  std::size_t p = 0;
+  scan_state st{1, stop_line, newlines};
 #if defined(__SSE2__)
-  const fill_fn fill = fill_for(isa);
-  line_ends ends;
-  std::array<std::uint16_t, line_ends::block * line_ends::blocks> looks;  // indexes into ends.at
-  // Whole blocks are taken while 8 bytes past them are the text's: worth_a_look_8() may read them.
-  while (p + line_ends::block + 8 <= text.size()) {
-    const std::size_t blocks = std::min(line_ends::blocks, (text.size() - 8 - p) / line_ends::block);
-    const std::size_t chunk = blocks * line_ends::block;
-    fill(data, p, blocks, ends);
-    if (newlines != nullptr) newlines->add(p, std::span(ends.at.data(), ends.count));
-    std::size_t worth = 0;
-    std::size_t line_start = start;
-    for (std::size_t i = 0; i < ends.count; ++i) {
-      looks[worth] = static_cast<std::uint16_t>(i);
-      worth += worth_a_look_8(data + line_start) ? 1 : 0;
-      line_start = p + ends.at[i] + 1;
-    }
-    for (std::size_t j = 0; j < worth; ++j) {
-      const std::size_t i = looks[j];
-      if (line + i > stop_line) return line + i;
-      s.look_at(line + i, i == 0 ? start : p + ends.at[i - 1] + 1, p + ends.at[i]);
-    }
-    line += ends.count;
-    start = line_start;
-    p += chunk;
-    if (line > stop_line) return line;
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+                           __builtin_cpu_supports("popcnt");
+  const auto chunk = isa == scan_isa::sse2 || !avx2 ? scan_chunk_sse2 : scan_chunk_avx2;
+  constexpr std::size_t block = chunk_ends::block;
+  // Blocks whose masks read only the text's bytes, then the rest from a padded copy.
+  const std::size_t whole = text.size() >= block_reads ? (text.size() - block_reads) / block + 1 : 0;
+  std::size_t p = 0;
+  for (std::size_t left = whole; left > 0;) {
+    const std::size_t blocks = std::min(left, chunk_ends::blocks);
+    if (!chunk(s, st, text.data() + p, p, blocks)) return st.line;
+    p += blocks * block;
+    left -= blocks;
   }
-#endif
-  // The rest, a line at a time; data[start] is the '\n' of an empty line.
-  while (const void* newline_at = std::memchr(data + p, '\n', text.size() - p)) {
+  std::array<char, 4 * block> rest{};  // what is left, under block + block_reads bytes, and what its masks read
+  std::memcpy(rest.data(), text.data() + p, text.size() - p);
+  chunk(s, st, rest.data(), p, (text.size() - p + block - 1) / block);
+  return st.line;
+#else
+  // Every line looked at, where there are no vector compares.
+  const char* const data = text.data();
+  std::size_t start = 0;
+  while (const void* newline_at = std::memchr(data + start, '\n', text.size() - start)) {
     const auto end = static_cast<std::size_t>(static_cast<const char*>(newline_at) - data);
     if (newlines != nullptr) newlines->add(end);
-    if (worth_a_look(data, start)) s.look_at(line, start, end);
+    s.look_at(st.line, start, end);
     start = end + 1;
-    p = start;
-    if (++line > stop_line) return line;
+    if (++st.line > stop_line) return st.line;
   }
-  if (start < text.size()) s.look_at(line, start, text.size());
-  return line;
+  s.look_at(st.line, start, text.size());
+  return st.line;
+#endif
 }
 
 }  // namespace

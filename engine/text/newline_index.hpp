@@ -30,6 +30,9 @@ struct newline_index {
     tail.reserve(head_limit / 32);
   }
 
+  // Whether a '\n' in text[begin, end) would be kept.
+  bool wants(std::size_t begin, std::size_t end) const noexcept { return begin < head_limit || end > tail_from; }
+
   // The scan's '\n' at `offset`, in the text's order.
   void add(std::size_t offset) {
     if (offset < head_limit) head.push_back(offset);

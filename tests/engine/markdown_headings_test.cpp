@@ -22,12 +22,19 @@ struct seen {
   bool operator==(const seen&) const = default;
 };
 
-std::vector<seen> headings_of(std::string_view text, std::size_t first = 1, std::size_t last = 1000000) {
+std::vector<seen> headings_with(handoff::scan_isa isa, std::string_view text, std::size_t first, std::size_t last) {
   std::vector<seen> out;
-  for (const heading& h : find_headings(text, first, last)) {
+  for (const heading& h : find_headings(text, first, last, isa)) {
     out.push_back({h.line, h.level, std::string(text.substr(h.title_begin, h.title_end - h.title_begin))});
   }
   return out;
+}
+
+// The headings the best scan finds, after checking that the SSE2 scan finds the same.
+std::vector<seen> headings_of(std::string_view text, std::size_t first = 1, std::size_t last = 1000000) {
+  std::vector<seen> best = headings_with(handoff::scan_isa::best, text, first, last);
+  CHECK(headings_with(handoff::scan_isa::sse2, text, first, last) == best);
+  return best;
 }
 
 }  // namespace
@@ -111,15 +118,36 @@ TEST_CASE("the range: headings on lines first..last, with fences opened before f
   CHECK(headings_of(text, 5, 4).empty());
 }
 
-TEST_CASE("lines are Pi's: CRLF, a text without a final newline, a heading on the last line, 16-byte blocks") {
+TEST_CASE("lines are Pi's: CRLF, a text without a final newline, a heading on the last line, 64-byte blocks") {
   CHECK(headings_of("# A\r\nx\r\n## B\r\n") == std::vector<seen>{{1, 1, "A"}, {3, 2, "B"}});
   CHECK(headings_of("text\n# Last") == std::vector<seen>{{2, 1, "Last"}});
   CHECK(headings_of("").empty());
-  // Line ends on every offset around the 16-byte blocks the scan reads.
-  for (std::size_t pad = 0; pad < 40; ++pad) {
+  // Line ends, indents and underlines on every offset around the 64-byte blocks the scan reads
+  // (a block's masks look 2 bytes past it: "- " then a line end is an underline, not a list item).
+  for (std::size_t pad = 0; pad < 140; ++pad) {
     CAPTURE(pad);
     const std::string text = std::string(pad, 'x') + "\n# H\n" + std::string(pad, 'y') + "\n\nP\n---";
     CHECK(headings_of(text) == std::vector<seen>{{2, 1, "H"}, {5, 2, "P"}});
+    const std::string indented = std::string(pad, 'x') + "\n\n   ## I\nQ\n- \n- not an underline\nR\n  -";
+    // "R" continues the list item above it, so the "  -" under it underlines no heading here.
+    CHECK(headings_of(indented) == std::vector<seen>{{3, 2, "I"}, {4, 2, "Q"}});
+  }
+}
+
+TEST_CASE("a text of empty lines: every line counted, and the headings after them on their lines") {
+  // 200 KiB of '\n': the scan's per-lane line counters of a chunk full of line ends.
+  const std::string text = "# A\n" + std::string(200 * 1024, '\n') + "## B\nend";
+  for (const handoff::scan_isa isa : {handoff::scan_isa::best, handoff::scan_isa::sse2}) {
+    CAPTURE(static_cast<int>(isa));
+    const handoff::heading_scan scan = handoff::scan_headings(text, 1000, isa);
+    CHECK(scan.lines == 200 * 1024 + 3);
+    REQUIRE(scan.headings.size() == 2);
+    CHECK(scan.headings[1].line == 200 * 1024 + 2);
+    CHECK(scan.newlines.head.size() == 997);  // "# A\n" and 996 of the '\n'
+    CHECK(scan.newlines.tail.size() == 993);  // 992 of the '\n' and "## B\nend"
+    const std::vector<heading> found = find_headings(text, 1, std::numeric_limits<std::size_t>::max(), isa);
+    REQUIRE(found.size() == 2);
+    CHECK(found[1].line == 200 * 1024 + 2);
   }
 }
 
