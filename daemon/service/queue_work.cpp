@@ -11,20 +11,24 @@ namespace handoff::daemon {
 void service::consume_in_background(std::vector<std::uint64_t> seqs, std::vector<std::string> artifacts) {
   queue_changes_.add();
   asio::post(pool_, [this, seqs = std::move(seqs), artifacts = std::move(artifacts)] {
-    try {
+    const auto consume = [&] {
       if (const std::vector<std::string> problems = store_.sync(artifacts); !problems.empty()) {
         // The journal keeps the texts, so recovery can mend these artifacts after a power loss.
         for (const auto& problem : problems)
           spdlog::warn("an artifact a wait named is not durable, its results stay queued: {}", problem);
-        asio::post(io_, [this] { queue_changes_.done(); });
         return;
       }
       // What the disk refused stays on disk and is delivered again after a restart: say so.
       for (const auto& problem : queue_.consume(seqs))
         spdlog::warn("consumed results not removed from the queue: {}", problem);
+    };
+    try {
+      consume();
     } catch (const std::exception& e) {
       spdlog::error("could not remove consumed results from the queue: {}", e.what());
     }
+    // The next answer's artifact is written into a file made now, off that answer's path.
+    if (!artifacts.empty()) store_.keep_spare();
     asio::post(io_, [this] { queue_changes_.done(); });
   });
 }

@@ -24,6 +24,7 @@ std::vector<std::string> service::recover() {
     }
   }
   ledger_.recover(std::move(recovered));
+  store_.keep_spare();  // for the first answer's artifact
   return problems;
 }
 

@@ -63,19 +63,14 @@ void fill(int fd, std::string_view bytes, std::string_view what, when_synced syn
 // Errors with which a kernel or filesystem says "no O_TMPFILE here".
 bool tmpfile_unsupported(int err) { return err == EOPNOTSUPP || err == EISDIR || err == EINVAL; }
 
-// A file with no name (O_TMPFILE) holding `bytes`; nullopt when the filesystem has none.
-std::optional<unique_fd> filled_unnamed(int dir_fd, std::string_view bytes, std::string_view what, when_synced sync) {
-  std::optional<unique_fd> fd = open_unnamed(dir_fd, what);
-  if (fd) fill(fd->get(), bytes, what, sync);
-  return fd;
-}
-
 // O_TMPFILE path: the file has no name until it is complete, so a crash leaves nothing.
-// Returns nullopt when it cannot be used here (then the caller takes the named path).
+// `fd`: the one made ahead, or nullopt to make one here. Returns nullopt when it cannot be used
+// here (then the caller takes the named path).
 std::optional<bool> publish_anonymous(int dir_fd, const std::string& name, std::string_view bytes,
-                                      std::string_view what, when_synced sync) {
-  const std::optional<unique_fd> fd = filled_unnamed(dir_fd, bytes, what, sync);
+                                      std::string_view what, when_synced sync, std::optional<unique_fd> fd) {
+  if (!fd) fd = open_unnamed(dir_fd, what);
   if (!fd) return std::nullopt;
+  fill(fd->get(), bytes, what, sync);
   const int err = link_open_file(fd->get(), dir_fd, name);
   if (err == EEXIST) return false;
   if (err == ENOENT) return std::nullopt;  // no /proc and no capability: use a named temp
@@ -140,10 +135,10 @@ void fill_unnamed(int fd, std::string_view bytes, std::string_view what) {
 
 bool write_file_atomically(int dir_fd, const std::string& name, std::string_view bytes,
                            publish_mode mode, std::string_view what, temp_method method,
-                           when_synced sync) {
+                           when_synced sync, std::optional<unique_fd> unnamed) {
   std::optional<bool> published;
   if (method == temp_method::automatic && mode == publish_mode::no_replace) {
-    published = publish_anonymous(dir_fd, name, bytes, what, sync);
+    published = publish_anonymous(dir_fd, name, bytes, what, sync, std::move(unnamed));
   }
   if (!published) published = publish_named(dir_fd, name, bytes, mode, what, sync);
   if (!*published) return false;

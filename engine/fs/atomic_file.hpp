@@ -32,6 +32,9 @@ enum class when_synced {
 
 // Writes `bytes` as `name` in the directory open at `dir_fd`, mode 0600 whatever the umask:
 // temp file, write, fchmod, fsync, publish, fsync of the directory.
+// `unnamed`, when given, is an empty file with no name made ahead in that directory
+// (open_unnamed), written and linked instead of a new one (no_replace and automatic only; it is
+// used up either way).
 // Returns false when mode is no_replace and `name` already exists (nothing is written then).
 // Throws fs_error ("No space left on device while writing <what>") on failure, after removing
 // its temp file; the published name never holds a partial file. If only the final directory
@@ -39,7 +42,8 @@ enum class when_synced {
 bool write_file_atomically(int dir_fd, const std::string& name, std::string_view bytes,
                            publish_mode mode, std::string_view what,
                            temp_method method = temp_method::automatic,
-                           when_synced sync = when_synced::before_return);
+                           when_synced sync = when_synced::before_return,
+                           std::optional<unique_fd> unnamed = std::nullopt);
 
 // A file with no name yet (O_TMPFILE), written before its name is known (a content-addressed
 // text while its hash is computed) and published later by linking the fd (link_open_file), after

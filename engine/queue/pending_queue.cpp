@@ -105,8 +105,7 @@ std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion&
     } catch (const std::system_error&) {
       // No thread to be had: one after the other, as for a small text.
     }
-    std::optional<unique_fd> spare = take_spare_text();
-    ch->prewritten = spare ? texts_.write_unnamed(text, std::move(*spare)) : texts_.write_unnamed(text);
+    ch->prewritten = texts_.write_unnamed(text);  // into the spare, when keep_spare_text() made one
     seen = looked_at.valid() ? looked_at.get() : look_at();
   } else {
     seen = look_at();
@@ -124,25 +123,15 @@ bool pending_queue::known_already(const std::string& key) const {
   return by_key_.contains(key) || putting_.contains(key) || find_tombstone(key).has_value();
 }
 
-bool pending_queue::has_spare_text() const {
-  std::lock_guard lock(mutex_);
-  return spare_text_.has_value();
-}
-
-std::optional<unique_fd> pending_queue::take_spare_text() {
-  std::lock_guard lock(mutex_);
-  return std::exchange(spare_text_, std::nullopt);
-}
+bool pending_queue::has_spare_text() const { return texts_.has_spare(); }
 
 void pending_queue::keep_spare_text() {
   {
     std::lock_guard lock(mutex_);
     // Changes are waiting: they go first (the next group's end tries again).
-    if (spare_text_ || stopping_ || !submitted_.empty()) return;
+    if (stopping_ || !submitted_.empty()) return;
   }
-  std::optional<unique_fd> spare = texts_.open_unnamed();  // nullopt: a put opens its own
-  std::lock_guard lock(mutex_);
-  spare_text_ = std::move(spare);
+  texts_.keep_spare();  // none made: a put opens its own
 }
 
 void pending_queue::put_async(const completion& c, std::string_view final_text, put_callback done) {

@@ -191,7 +191,6 @@ class pending_queue {
   // The writer, between groups: opens an empty unnamed file in texts/ for the next large text
   // when none is held, so that its put need not create an inode first.
   void keep_spare_text();
-  std::optional<unique_fd> take_spare_text();
   bool known_already(const std::string& key) const;
   void compact();
   bool write_mark();
@@ -270,7 +269,6 @@ class pending_queue {
   std::vector<std::string> unsynced_done_;  // done/ files written, not yet fsynced
   std::size_t groups_ = 0;
   std::size_t changes_ = 0;
-  std::optional<unique_fd> spare_text_;  // keep_spare_text's, taken by the next large put
 
   mutable std::mutex stats_mutex_;  // guards snapshot_ only; never held across I/O
   stats snapshot_;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "engine/fs/atomic_file.hpp"
 #include "engine/fs/posix_io.hpp"
@@ -219,7 +220,7 @@ artifact_ref artifact_store::save(std::string_view text, std::string_view sha256
       }
     }
     if (write_file_atomically(dir_fd, name, text, publish_mode::no_replace, "the " + kind_,
-                              temp_method::automatic, sync)) {
+                              temp_method::automatic, sync, take_spare(dir))) {
       return publish();
     }
   } catch (const fs_error& e) {
@@ -281,32 +282,49 @@ std::string artifact_store::repair(std::string_view sha256_hex, const std::funct
 }
 
 std::optional<unique_fd> artifact_store::write_unnamed(std::string_view text) const {
-  std::optional<unique_fd> file = open_unnamed();
-  if (!file) return std::nullopt;
-  return write_unnamed(text, std::move(*file));
-}
-
-std::optional<unique_fd> artifact_store::open_unnamed() const {
   std::string why;
   const std::shared_ptr<const opened> dir = directory(why);
   if (!dir) return std::nullopt;
   try {
-    return handoff::open_unnamed(dir->fd.get(), "the " + kind_);
+    std::optional<unique_fd> file = take_spare(dir);
+    if (!file) file = handoff::open_unnamed(dir->fd.get(), "the " + kind_);
+    if (!file) return std::nullopt;
+    fill_unnamed(file->get(), text, "the " + kind_);
+    return file;
   } catch (const fs_error&) {
     return std::nullopt;  // save() writes the text itself, and reports why that fails
   }
 }
 
-std::optional<unique_fd> artifact_store::write_unnamed(std::string_view text, unique_fd spare) const {
+void artifact_store::keep_spare() const {
+  if (has_spare()) return;
   std::string why;
-  // Checked again at the write: a spare made ahead is refused with a directory moved since.
-  if (!directory(why)) return std::nullopt;
+  const std::shared_ptr<const opened> dir = directory(why);
+  if (!dir) return;  // save() reports it when it matters
+  std::optional<unique_fd> file;
   try {
-    fill_unnamed(spare.get(), text, "the " + kind_);
-    return spare;
+    file = handoff::open_unnamed(dir->fd.get(), "the " + kind_);
   } catch (const fs_error&) {
-    return std::nullopt;  // save() writes the text itself, and reports why that fails
+    return;  // the write makes its own, and reports why that fails
   }
+  if (!file) return;
+  std::lock_guard lock(mutex_);
+  if (!spare_) spare_ = spare_file{std::move(*file), dir};
+}
+
+bool artifact_store::has_spare() const {
+  std::lock_guard lock(mutex_);
+  return spare_.has_value();
+}
+
+std::optional<unique_fd> artifact_store::take_spare(const std::shared_ptr<const opened>& dir) const {
+  std::optional<spare_file> taken;
+  {
+    std::lock_guard lock(mutex_);
+    taken = std::exchange(spare_, std::nullopt);
+  }
+  if (!taken || taken->dir != dir) return std::nullopt;
+  return std::move(taken->fd);
 }
 
 std::optional<mapped_file> artifact_store::open(std::string_view sha256_hex) const {

@@ -91,15 +91,21 @@ class artifact_store {
   // than the look itself).
   std::string repair(std::string_view sha256_hex, const std::function<mapped_file()>& text_of);
 
-  // Writes `text` into a file with no name in the store's directory, fsynced, for a save() of
-  // the same text to link (text_file::fd) once its hash is known: the write and the hash can
-  // then run at once. nullopt when that cannot be done here (no O_TMPFILE, the disk refused):
-  // save() then writes the text itself, and reports why that fails.
+  // Makes a file with no name in the store's directory, when none is held, for the next write of
+  // a text (a save() that writes a copy, or write_unnamed()) to use: creating an inode costs
+  // 50-200 µs on ext4, and milliseconds while its journal is busy, which that write then does
+  // not wait for (subagent/wait keeps one after each answer). Nothing when the filesystem has no
+  // O_TMPFILE or the directory is refused: the write then makes its own. A spare made before the
+  // directory was moved is not used. Never throws.
+  void keep_spare() const;
+  bool has_spare() const;
+
+  // Writes `text` into a file with no name in the store's directory (the spare, when one is
+  // held), fsynced, for a save() of the same text to link (text_file::fd) once its hash is
+  // known: the write and the hash can then run at once. nullopt when that cannot be done here
+  // (no O_TMPFILE, the disk refused): save() then writes the text itself, and reports why that
+  // fails.
   std::optional<unique_fd> write_unnamed(std::string_view text) const;
-  // The same in two steps: an empty file with no name made ahead (nullopt when that cannot be
-  // done here), then `text` written into it; `spare` is used up either way.
-  std::optional<unique_fd> open_unnamed() const;
-  std::optional<unique_fd> write_unnamed(std::string_view text, unique_fd spare) const;
 
   // Maps the artifact named `sha256_hex` read-only, or nullopt when it is absent, not a
   // regular file of ours, or the name is not 64 lowercase hex. Never blocks on a FIFO. Reads
@@ -120,8 +126,16 @@ class artifact_store {
   when_moved moved_;
   std::string kind_;      // "artifact"
   std::string dir_name_;  // "artifact dir"
-  mutable std::mutex mutex_;              // guards current_ only
+  // keep_spare()'s file when it was made in `dir`, else nullopt (a spare of another is closed).
+  std::optional<unique_fd> take_spare(const std::shared_ptr<const opened>& dir) const;
+
+  struct spare_file {
+    unique_fd fd;
+    std::shared_ptr<const opened> dir;  // where it was made
+  };
+  mutable std::mutex mutex_;  // guards current_ and spare_ only
   mutable std::shared_ptr<const opened> current_;
+  mutable std::optional<spare_file> spare_;
 };
 
 }  // namespace handoff

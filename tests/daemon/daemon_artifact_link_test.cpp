@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include "engine/fs/sha256.hpp"
 #include "support/daemon_process.hpp"
 #include "support/fs_fixtures.hpp"
@@ -86,4 +89,39 @@ TEST_CASE("with the store on another filesystem (/dev/shm), the artifact is a co
   INFO("log: ", log);
   CHECK(log.find("written as a copy, not linked from the queue") != std::string::npos);
   CHECK(log.find("Invalid cross-device link") != std::string::npos);
+}
+
+TEST_CASE("a cut inline result's artifact is written into the file with no name made after the previous answer") {
+  daemon_process d;
+  raw_client c(d.socket());
+  // The daemon makes one at start, and another after each answer that used its spare.
+  const auto spare_after = [&](const std::vector<ino_t>& before) {
+    std::vector<ino_t> now = unnamed_files_in(d.artifact_dir(), d.pid());
+    for (int i = 0; i < 1000 && (now.empty() || now == before); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      now = unnamed_files_in(d.artifact_dir(), d.pid());
+    }
+    return now;
+  };
+  std::vector<ino_t> spare = spare_after({});
+  for (const std::string child : {"first", "second"}) {
+    CAPTURE(child);
+    REQUIRE(spare.size() == 1);
+    const std::string text = numbered_report(100 * 1024, 1500, child);  // inline in the journal, cut at 16 KiB
+    const json done = c.call("subagent/completed",
+                             {{"parentId", "p"}, {"childId", child}, {"status", "done"}, {"finalText", text}});
+    REQUIRE_MESSAGE(done.contains("result"), done.dump());
+    const json r = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {child}}, {"timeoutMs", 5000}});
+    REQUIRE_MESSAGE(r.contains("result"), r.dump());
+    const json& artifact = r["result"]["sections"].at(0)["artifact"];
+    REQUIRE_MESSAGE(artifact["saved"] == true, artifact.dump());
+    const fs::path path = artifact["path"].get<std::string>();
+    CHECK(read_file(path) == text);
+    CHECK((stat_at(path).st_mode & 07777) == 0600);
+    CHECK(stat_at(path).st_ino == spare[0]);
+    const std::vector<ino_t> next = spare_after(spare);
+    REQUIRE(next.size() == 1);
+    CHECK(next[0] != spare[0]);
+    spare = next;
+  }
 }

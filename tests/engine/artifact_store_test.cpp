@@ -486,6 +486,69 @@ TEST_CASE("a save that leaves the sync to its caller is whole at its name at onc
   CHECK(lstat_of(ref.path).st_ino == inode);
 }
 
+TEST_CASE("a spare made ahead is the file the next written text goes into, made once, and never one of a moved directory") {
+  umask_guard guard(0);
+  temp_dir tmp;
+  const fs::path dir = tmp.path() / "store";
+  artifact_store store(dir, when_moved::reopen);
+  CHECK_FALSE(store.has_spare());
+  CHECK(unnamed_files_in(dir).empty());
+  store.keep_spare();
+  store.keep_spare();  // one is held already: no second
+  REQUIRE(store.has_spare());
+  const std::vector<ino_t> spare = unnamed_files_in(dir);
+  REQUIRE(spare.size() == 1);
+  check_only_artifacts(dir, 0);  // no name until a text is in it
+
+  const std::string text = long_text(100 * 1024);
+  const artifact_ref ref = store.save(text, sha256_hex(text), std::nullopt, handoff::when_synced::by_caller);
+  REQUIRE_MESSAGE(ref.saved, ref.error);
+  CHECK(lstat_of(ref.path).st_ino == spare[0]);  // the spare, now named by the hash
+  CHECK(lstat_of(ref.path).st_nlink == 1);
+  CHECK(mode_of(ref.path) == 0600);
+  CHECK(read_file(ref.path) == text);
+  CHECK_FALSE(store.has_spare());
+  CHECK(unnamed_files_in(dir).empty());
+
+  // A text found at its name already writes nothing and leaves the spare for the next.
+  store.keep_spare();
+  CHECK(store.save(text).saved);
+  CHECK(store.has_spare());
+  // write_unnamed() takes it too.
+  const std::vector<ino_t> second = unnamed_files_in(dir);
+  REQUIRE(second.size() == 1);
+  std::optional<handoff::unique_fd> written = store.write_unnamed("written ahead");
+  REQUIRE(written);
+  struct stat st {};
+  REQUIRE(::fstat(written->get(), &st) == 0);
+  CHECK(st.st_ino == second[0]);
+  CHECK(static_cast<std::size_t>(st.st_size) == std::string_view("written ahead").size());
+  CHECK(mode_of(dir) == 0700);
+  written.reset();
+
+  // Made before the directory moved: not used, and closed; the text goes to the new directory.
+  store.keep_spare();
+  const std::vector<ino_t> old = unnamed_files_in(dir);
+  REQUIRE(old.size() == 1);
+  // Held open here too, so that its inode number cannot be given to the next file made.
+  handoff::unique_fd held_old;
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+    struct stat fd_st {};
+    if (!held_old && ::stat(e.path().c_str(), &fd_st) == 0 && fd_st.st_ino == old[0])
+      held_old.reset(::open(e.path().c_str(), O_RDONLY | O_CLOEXEC));
+  }
+  REQUIRE(held_old);
+  fs::rename(dir, tmp.path() / "store.moved");
+  const std::string after = "after the move\n";
+  const artifact_ref moved = store.save(after);
+  REQUIRE_MESSAGE(moved.saved, moved.error);
+  CHECK(lstat_of(moved.path).st_ino != old[0]);
+  CHECK(read_file(dir / (sha256_hex(after) + ".txt")) == after);
+  held_old.reset();
+  CHECK(unnamed_files_in(tmp.path() / "store.moved").empty());  // and the store closed it
+  CHECK(names_in(tmp.path() / "store.moved").size() == 1);  // the first text only
+}
+
 TEST_CASE("repair rewrites an artifact a crash cut short and leaves whole, absent and foreign ones alone") {
   temp_dir tmp;
   artifact_store store(tmp.path() / "store");

@@ -70,21 +70,6 @@ void goes_on_after_full_disk(std::optional<opened_queue>& q, const fs::path& dir
   CHECK(again.queue.open_text(again.state.results.back()).view() == "later text");
 }
 
-// Inodes of the files with no name in `dir` that this process holds open (O_TMPFILE: the fd's
-// link reads "<dir>/#<inode> (deleted)").
-std::vector<ino_t> unnamed_files_in(const fs::path& dir) {
-  const std::string prefix = (fs::canonical(dir) / "#").string();
-  std::vector<ino_t> out;
-  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
-    std::error_code ec;
-    const fs::path target = fs::read_symlink(e.path(), ec);
-    if (ec || target.string().rfind(prefix, 0) != 0) continue;
-    struct stat st {};
-    if (::stat(e.path().c_str(), &st) == 0) out.push_back(st.st_ino);
-  }
-  return out;
-}
-
 // unnamed_files_in(dir) once it holds a file and is not `before` (the queue's writer opens its
 // spare after answering, and may not have yet), or as it is after 2 s.
 std::vector<ino_t> unnamed_files_after(const fs::path& dir, const std::vector<ino_t>& before) {

@@ -119,6 +119,22 @@ inline struct stat lstat_of(const std::filesystem::path& p) {
 
 inline mode_t mode_of(const std::filesystem::path& p) { return lstat_of(p).st_mode & 07777; }
 
+// Inodes of the files with no name in `dir` that this process (or process `pid`) holds open
+// (O_TMPFILE: the fd's link reads "<dir>/#<inode> (deleted)").
+inline std::vector<ino_t> unnamed_files_in(const std::filesystem::path& dir, pid_t pid = 0) {
+  const std::string prefix = (std::filesystem::canonical(dir) / "#").string();
+  const std::string fds = pid == 0 ? "/proc/self/fd" : "/proc/" + std::to_string(pid) + "/fd";
+  std::vector<ino_t> out;
+  for (const auto& e : std::filesystem::directory_iterator(fds)) {
+    std::error_code ec;
+    const std::filesystem::path target = std::filesystem::read_symlink(e.path(), ec);
+    if (ec || target.string().rfind(prefix, 0) != 0) continue;
+    struct stat st {};
+    if (::stat(e.path().c_str(), &st) == 0) out.push_back(st.st_ino);
+  }
+  return out;
+}
+
 // Remounts the tmpfs at `at` with new options ("size=4m", "ro", "rw"); true on success.
 inline bool remount_tmpfs(const std::filesystem::path& at, const std::string& options,
                           bool read_only = false) {
