@@ -297,10 +297,15 @@ std::optional<unique_fd> artifact_store::write_unnamed(std::string_view text) co
 }
 
 void artifact_store::keep_spare() const {
-  if (has_spare()) return;
-  std::string why;
-  const std::shared_ptr<const opened> dir = directory(why);
-  if (!dir) return;  // save() reports it when it matters
+  // The directory held, without looking at where its path leads: making a spare never creates
+  // the store again (a save() does, when it reopens), and a spare of a directory moved since is
+  // not used (take_spare).
+  std::shared_ptr<const opened> dir;
+  {
+    std::lock_guard lock(mutex_);
+    if (spare_ && spare_->dir == current_) return;
+    dir = current_;
+  }
   std::optional<unique_fd> file;
   try {
     file = handoff::open_unnamed(dir->fd.get(), "the " + kind_);
@@ -309,7 +314,7 @@ void artifact_store::keep_spare() const {
   }
   if (!file) return;
   std::lock_guard lock(mutex_);
-  if (!spare_) spare_ = spare_file{std::move(*file), dir};
+  if (current_ == dir) spare_ = spare_file{std::move(*file), dir};
 }
 
 bool artifact_store::has_spare() const {

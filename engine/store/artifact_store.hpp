@@ -95,8 +95,9 @@ class artifact_store {
   // a text (a save() that writes a copy, or write_unnamed()) to use: creating an inode costs
   // 50-200 µs on ext4, and milliseconds while its journal is busy, which that write then does
   // not wait for (subagent/wait keeps one after each answer). Nothing when the filesystem has no
-  // O_TMPFILE or the directory is refused: the write then makes its own. A spare made before the
-  // directory was moved is not used. Never throws.
+  // O_TMPFILE or the directory held was removed: the write then makes its own. A spare made
+  // before the directory was moved is not used, and is replaced by the next keep_spare(). Never
+  // throws.
   void keep_spare() const;
   bool has_spare() const;
 

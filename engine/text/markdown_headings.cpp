@@ -449,7 +449,7 @@ std::size_t scan(std::string_view text, std::size_t first_line, std::size_t last
     left -= blocks;
   }
   std::array<char, 4 * block> rest{};  // what is left, under block + block_reads bytes, and what its masks read
-  std::memcpy(rest.data(), text.data() + p, text.size() - p);
+  if (text.size() > p) std::memcpy(rest.data(), text.data() + p, text.size() - p);  // data() may be null
   chunk(s, st, rest.data(), p, (text.size() - p + block - 1) / block);
   return st.line;
 #else
