@@ -26,12 +26,13 @@ mapped_file::mapped_file(int fd) {
 
 // A range of a journal segment: segments only grow while mapped (a torn tail is cut before
 // anything maps it), so the range stays backed.
-mapped_file::mapped_file(int fd, std::size_t offset, std::size_t length) {
+mapped_file::mapped_file(int fd, std::size_t offset, std::size_t length, bool read_whole) {
   if (length == 0) return;  // mmap of length 0 is EINVAL; an empty view says it all
   static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t start = offset - offset % page;
   mapped_ = length + (offset - start);
-  base_ = ::mmap(nullptr, mapped_, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
+  base_ = ::mmap(nullptr, mapped_, PROT_READ, MAP_PRIVATE | (read_whole ? MAP_POPULATE : 0), fd,
+                 static_cast<off_t>(start));
   if (base_ == MAP_FAILED) {
     base_ = nullptr;
     throw std::system_error(errno, std::generic_category(), "mmap");

@@ -15,7 +15,9 @@ class mapped_file {
   explicit mapped_file(int fd);
   // Maps `length` bytes at `offset` of the file open at `fd` (any offset: the mapping starts at
   // the page below it). The range must lie inside the file. Throws std::system_error.
-  mapped_file(int fd, std::size_t offset, std::size_t length);
+  // `read_whole`: the caller reads every byte (a projection, a copy), so the pages are mapped
+  // at once (MAP_POPULATE) rather than one page fault at a time.
+  mapped_file(int fd, std::size_t offset, std::size_t length, bool read_whole = false);
   ~mapped_file();
   mapped_file(mapped_file&& other) noexcept;
   mapped_file& operator=(mapped_file&& other) noexcept;

@@ -229,7 +229,7 @@ mapped_file pending_queue::open_text(const held_result& r) const {
     // this result is held), and copy_forward moves a location under the same lock.
     const location& where = held->where;
     if (where.place == text_place::in_journal)
-      return mapped_file(journal_.segment_fd(where.segment), where.text_offset, r.shape.bytes);
+      return mapped_file(journal_.segment_fd(where.segment), where.text_offset, r.shape.bytes, true);
   }
   std::optional<mapped_file> text = texts_.open(r.sha256);
   if (!text) {
