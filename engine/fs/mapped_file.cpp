@@ -28,11 +28,24 @@ mapped_file::mapped_file(int fd) {
 // anything maps it), so the range stays backed.
 mapped_file::mapped_file(int fd, std::size_t offset, std::size_t length, bool read_whole) {
   if (length == 0) return;  // mmap of length 0 is EINVAL; an empty view says it all
+  if (read_whole) {
+    copy_ = std::make_unique_for_overwrite<char[]>(length);
+    for (std::size_t done = 0; done < length;) {
+      const ssize_t n = ::pread(fd, copy_.get() + done, length - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw std::system_error(errno, std::generic_category(), "pread");
+      if (n == 0)
+        throw std::system_error(std::make_error_code(std::errc::invalid_argument), "mapped_file: range past the end");
+      done += static_cast<std::size_t>(n);
+    }
+    data_ = copy_.get();
+    size_ = length;
+    return;
+  }
   static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t start = offset - offset % page;
   mapped_ = length + (offset - start);
-  base_ = ::mmap(nullptr, mapped_, PROT_READ, MAP_PRIVATE | (read_whole ? MAP_POPULATE : 0), fd,
-                 static_cast<off_t>(start));
+  base_ = ::mmap(nullptr, mapped_, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
   if (base_ == MAP_FAILED) {
     base_ = nullptr;
     throw std::system_error(errno, std::generic_category(), "mmap");
@@ -46,7 +59,8 @@ mapped_file::~mapped_file() {
 }
 
 mapped_file::mapped_file(mapped_file&& other) noexcept
-    : base_(std::exchange(other.base_, nullptr)),
+    : copy_(std::move(other.copy_)),
+      base_(std::exchange(other.base_, nullptr)),
       mapped_(std::exchange(other.mapped_, 0)),
       data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)) {}
@@ -54,6 +68,7 @@ mapped_file::mapped_file(mapped_file&& other) noexcept
 mapped_file& mapped_file::operator=(mapped_file&& other) noexcept {
   if (this != &other) {
     if (base_ != nullptr) ::munmap(base_, mapped_);
+    copy_ = std::move(other.copy_);
     base_ = std::exchange(other.base_, nullptr);
     mapped_ = std::exchange(other.mapped_, 0);
     data_ = std::exchange(other.data_, nullptr);

@@ -225,8 +225,10 @@ mapped_file pending_queue::open_text(const held_result& r) const {
     if (held == nullptr) {
       throw queue_error("the final text of result " + std::to_string(r.seq) + " is no longer in the queue");
     }
-    // Mapped under the lock: the writer removes a segment only once nothing held is in it (and
-    // this result is held), and copy_forward moves a location under the same lock.
+    // Read under the lock: the writer removes a segment only once nothing held is in it (and
+    // this result is held), and copy_forward moves a location under the same lock. Read, not
+    // mapped: the caller reads it whole, and a journal text is under file_text_bytes (a pread
+    // of 256 KiB from the page cache is tens of µs; see mapped_file).
     const location& where = held->where;
     if (where.place == text_place::in_journal)
       return mapped_file(journal_.segment_fd(where.segment), where.text_offset, r.shape.bytes, true);
