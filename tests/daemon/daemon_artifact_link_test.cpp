@@ -5,9 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <thread>
-
 #include "engine/fs/sha256.hpp"
 #include "support/daemon_process.hpp"
 #include "support/fs_fixtures.hpp"
@@ -95,15 +92,7 @@ TEST_CASE("a cut inline result's artifact is written into the file with no name 
   daemon_process d;
   raw_client c(d.socket());
   // The daemon makes one at start, and another after each answer that used its spare.
-  const auto spare_after = [&](const std::vector<ino_t>& before) {
-    std::vector<ino_t> now = unnamed_files_in(d.artifact_dir(), d.pid());
-    for (int i = 0; i < 1000 && (now.empty() || now == before); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      now = unnamed_files_in(d.artifact_dir(), d.pid());
-    }
-    return now;
-  };
-  std::vector<ino_t> spare = spare_after({});
+  std::vector<ino_t> spare = unnamed_files_after(d.artifact_dir(), {}, d.pid());
   for (const std::string child : {"first", "second"}) {
     CAPTURE(child);
     REQUIRE(spare.size() == 1);
@@ -119,7 +108,7 @@ TEST_CASE("a cut inline result's artifact is written into the file with no name 
     CHECK(read_file(path) == text);
     CHECK((stat_at(path).st_mode & 07777) == 0600);
     CHECK(stat_at(path).st_ino == spare[0]);
-    const std::vector<ino_t> next = spare_after(spare);
+    const std::vector<ino_t> next = unnamed_files_after(d.artifact_dir(), spare, d.pid());
     REQUIRE(next.size() == 1);
     CHECK(next[0] != spare[0]);
     spare = next;

@@ -70,17 +70,6 @@ void goes_on_after_full_disk(std::optional<opened_queue>& q, const fs::path& dir
   CHECK(again.queue.open_text(again.state.results.back()).view() == "later text");
 }
 
-// unnamed_files_in(dir) once it holds a file and is not `before` (the queue's writer opens its
-// spare after answering, and may not have yet), or as it is after 2 s.
-std::vector<ino_t> unnamed_files_after(const fs::path& dir, const std::vector<ino_t>& before) {
-  std::vector<ino_t> now = unnamed_files_in(dir);
-  for (int i = 0; i < 1000 && (now.empty() || now == before); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    now = unnamed_files_in(dir);
-  }
-  return now;
-}
-
 }  // namespace
 
 TEST_CASE("held results survive a restart, in completion order, with their exact texts") {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <stdexcept>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -133,6 +135,18 @@ inline std::vector<ino_t> unnamed_files_in(const std::filesystem::path& dir, pid
     if (::stat(e.path().c_str(), &st) == 0) out.push_back(st.st_ino);
   }
   return out;
+}
+
+// unnamed_files_in(dir, pid) once it holds a file and is not `before` (a spare is made after
+// an answer, and may not be yet), or as it is after 2 s.
+inline std::vector<ino_t> unnamed_files_after(const std::filesystem::path& dir, const std::vector<ino_t>& before,
+                                              pid_t pid = 0) {
+  std::vector<ino_t> now = unnamed_files_in(dir, pid);
+  for (int i = 0; i < 1000 && (now.empty() || now == before); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    now = unnamed_files_in(dir, pid);
+  }
+  return now;
 }
 
 // Remounts the tmpfs at `at` with new options ("size=4m", "ro", "rw"); true on success.
