@@ -40,18 +40,17 @@ class scanner {
   scanner(std::string_view text, std::size_t first_line, std::size_t last_line, std::vector<heading>& out) noexcept
       : text_(text), first_line_(first_line), last_line_(last_line), out_(out) {}
 
-  // Whether text[content] is the first byte of a line's text, past an indent of up to 3 spaces.
-  bool starts_content(std::size_t content) const noexcept {
+  // The start of the line whose text, past an indent of up to 3 spaces, begins at
+  // text[content], or npos when text[content] is not where its line's text begins.
+  std::size_t line_of_content(std::size_t content) const noexcept {
     std::size_t start = content;
     while (start > 0 && content - start < 3 && text_[start - 1] == ' ') --start;
-    return start == 0 || text_[start - 1] == '\n';
+    return start == 0 || text_[start - 1] == '\n' ? start : std::string_view::npos;
   }
 
-  // The line `number` whose text, past an indent of up to 3 spaces, starts at `content`: one of
-  // the few the scan finds worth a look.
-  [[gnu::noinline]] void look_at_content(std::size_t number, std::size_t content) {
-    std::size_t start = content;
-    while (start > 0 && text_[start - 1] == ' ') --start;
+  // Line `number`, from `start`, whose text begins at `content` (line_of_content): one of the
+  // few the scan finds worth a look.
+  [[gnu::noinline]] void look_at_content(std::size_t number, std::size_t start, std::size_t content) {
     look_at(number, start, line_end(content));
   }
 
@@ -359,13 +358,14 @@ template <bool popcnt>
                                                  std::uint64_t newline, std::uint64_t starts) {
   for (; starts != 0; starts &= starts - 1) {
     const auto bit = static_cast<unsigned>(__builtin_ctzll(starts));
-    if (!s.starts_content(at + bit)) continue;
+    const std::size_t start = s.line_of_content(at + bit);
+    if (start == std::string_view::npos) continue;
     const std::size_t number = line + count_bits<popcnt>(newline & ((1ULL << bit) - 1));
     if (number > st.stop_line) {
       st.line = number;
       return false;
     }
-    s.look_at_content(number, at + bit);
+    s.look_at_content(number, start, at + bit);
   }
   return true;
 }
