@@ -58,10 +58,13 @@ struct queue_conflict : std::runtime_error {
 
 struct queue_options {
   // Texts of at least this many bytes are kept as their own file (texts/), written and fsynced
-  // in the group; smaller ones go inline in the journal. Default 256 KiB: below it one journal
-  // sync per group is cheaper than a file per text; above it the text's own write dominates,
-  // and a file can be hard-linked into the artifact store instead of copied.
-  std::size_t file_text_bytes = 256 * 1024;
+  // in the group; smaller ones go inline in the journal. Default 1 MiB: a file costs its
+  // completion a second commit (the file and its name, then the journal), which the copy of
+  // an inline text into the artifact store at the wait never made up for in any size measured
+  // up to 1 MiB (docs/benchmarks.md: 256 KiB 2.8-2.9 ms inline against 3.4-4.1 ms as a file,
+  // completed + wait); a file keeps the largest texts out of the journal, where compaction
+  // would copy them forward, and lets their artifact be a hard link instead of a copy.
+  std::size_t file_text_bytes = 1024 * 1024;
   // A segment at least this large is sealed and a new one started. Default 64 MiB.
   std::size_t segment_bytes = 64 * 1024 * 1024;
   // Most bytes written as one group (a larger single change is a group of its own).
@@ -72,6 +75,8 @@ class pending_queue {
  public:
   // <queue>/<expired_file>: the time (ms) up to which tombstones were expired.
   static constexpr std::string_view expired_file = "tombstones-expired-before";
+  // open_text() reads a journal text smaller than this into memory and maps a larger one.
+  static constexpr std::size_t read_text_bytes = 256 * 1024;
 
   // Opens or creates the queue at absolute `dir` (0700, ours; else std::runtime_error) and
   // locks it (<dir>/lock) for the object's life; a queue another object or process holds

@@ -3,7 +3,7 @@
 // completion is accounted for (tests/support/crash_ledger.hpp says how).
 //
 // The load, all at once: producers send subagent/completed for many (parent, child) pairs with
-// texts from a few bytes to 700 KiB (some cut, so artifacts are written), probing idempotency
+// texts from a few bytes to 1.3 MiB (some cut, so artifacts are written), probing idempotency
 // (the same text again must answer duplicate) and conflicts (another text must be refused);
 // idle parents take auto-deliveries through the C++ client library, refusing a few and
 // dropping their connection now and then; busy parents collect their children with

@@ -177,7 +177,7 @@ TEST_CASE("a FIFO planted at an artifact's name or a queued text's name blocks n
 
   // In the queue a FIFO where the final text goes (one large enough to be kept as a file):
   // refused at once, not acknowledged.
-  const std::string queued = numbered_report(300000, 3000, "queued");
+  const std::string queued = numbered_report(1'100'000, 11000, "queued");  // over file_text_bytes (1 MiB)
   const fs::path text_at = n.queue / "texts" / (handoff::sha256_hex(queued) + ".txt");
   REQUIRE(::mkfifo(text_at.c_str(), 0600) == 0);
   const json refused = complete(c, "queued", queued, 10s);

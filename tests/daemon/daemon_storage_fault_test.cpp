@@ -214,7 +214,7 @@ void check_store_fault(fault_kind kind) {
   CHECK(d.alive());
 }
 
-// `area` is where the fault hits: "texts" (the final text, 300 KB so kept as a file, is
+// `area` is where the fault hits: "texts" (the final text, 1.1 MB so kept as a file, is
 // refused) or "journal" (the text is stored, then the journal's append is refused and the text
 // must go again).
 void check_queue_fault(fault_kind kind, const char* area) {
@@ -230,7 +230,7 @@ void check_queue_fault(fault_kind kind, const char* area) {
     cannot_inject("cannot make " + std::string(errno_name(kind)) + " here: " + fault.why());
     return;
   }
-  const std::string text = numbered_report(300000, 4000, "lost");
+  const std::string text = numbered_report(1'100'000, 14000, "lost");  // over file_text_bytes (1 MiB)
   const json refused = complete(c, "lost", text);
   REQUIRE_MESSAGE(refused.contains("error"), refused.dump());
   CHECK(refused["error"]["code"] == -32005);

@@ -516,6 +516,42 @@ TEST_CASE("open_text returns an inline text byte for byte at every size around f
   CHECK(names_in(dir / "texts").size() == 4);
 }
 
+TEST_CASE("by default a text under 1 MiB stays in the journal, read or mapped by its size, and one of 1 MiB is a file") {
+  temp_dir tmp;
+  const fs::path dir = tmp.path() / "queue";
+  const queue_options defaults;
+  REQUIRE(defaults.file_text_bytes == 1024 * 1024);
+  constexpr std::size_t read_bytes = pending_queue::read_text_bytes;
+  std::vector<std::string> texts;
+  for (const std::size_t n : {read_bytes - 1, read_bytes, read_bytes + 1, defaults.file_text_bytes - 1,
+                              defaults.file_text_bytes}) {
+    std::string t;
+    t.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) t.push_back(i % 61 == 60 ? '\n' : static_cast<char>('a' + (i * 7 + n) % 26));
+    texts.push_back(std::move(t));
+  }
+  const auto check_all = [&](pending_queue& q, const std::vector<held_result>& held) {
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      INFO("text of " << texts[i].size() << " bytes");
+      CHECK(q.open_text(held[i]).view() == texts[i]);
+      CHECK(q.text_file(held[i]).has_value() == (texts[i].size() >= defaults.file_text_bytes));
+    }
+  };
+  std::vector<held_result> held;
+  {
+    opened_queue q(dir);
+    for (std::size_t i = 0; i < texts.size(); ++i)
+      held.push_back(q.queue.put(make_completion("p", std::to_string(i)), texts[i]).held);
+    check_all(q.queue, held);
+  }
+  opened_queue q(dir);
+  INFO(joined(q.problems));
+  CHECK(q.problems.empty());
+  REQUIRE(q.state.results.size() == texts.size());
+  check_all(q.queue, q.state.results);
+  CHECK(names_in(dir / "texts") == std::vector<std::string>{text_name(texts.back())});
+}
+
 TEST_CASE("the same child sent by 8 threads at once: one put, the others duplicates or conflicts") {
   temp_dir tmp;
   const fs::path dir = tmp.path() / "queue";

@@ -54,7 +54,8 @@ planned_completion plan_completion(std::uint64_t seed, const std::string& parent
   } else if (kind < 96) {
     target_bytes = between(rng, 6000, 12000), line_bytes = between(rng, 3, 12);
   } else {
-    target_bytes = between(rng, 200 * 1024, 700 * 1024), line_bytes = between(rng, 60, 2000);
+    // Either side of the queue's file_text_bytes (1 MiB): inline in the journal, or a file.
+    target_bytes = between(rng, 200 * 1024, 1300 * 1024), line_bytes = between(rng, 60, 2000);
   }
   std::string& t = c.final_text;
   t = "BEGIN " + child_id;
