@@ -226,14 +226,14 @@ mapped_file pending_queue::open_text(const held_result& r) const {
       throw queue_error("the final text of result " + std::to_string(r.seq) + " is no longer in the queue");
     }
     // Read under the lock: the writer removes a segment only once nothing held is in it (and
-    // this result is held), and copy_forward moves a location under the same lock. A text under
-    // read_text_bytes is read, not mapped: the caller reads it whole, and a pread of 256 KiB
+    // this result is held), and copy_forward moves a location under the same lock. A text of up
+    // to read_text_bytes is read, not mapped: the caller reads it whole, and a pread of 256 KiB
     // from the page cache is tens of µs (see mapped_file). A larger one is mapped, so that a
     // batch of many costs page cache, not the daemon's heap.
     const location& where = held->where;
     if (where.place == text_place::in_journal)
       return mapped_file(journal_.segment_fd(where.segment), where.text_offset, r.shape.bytes,
-                         r.shape.bytes < read_text_bytes);
+                         r.shape.bytes <= read_text_bytes);
   }
   std::optional<mapped_file> text = texts_.open(r.sha256);
   if (!text) {

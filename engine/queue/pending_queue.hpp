@@ -75,7 +75,8 @@ class pending_queue {
  public:
   // <queue>/<expired_file>: the time (ms) up to which tombstones were expired.
   static constexpr std::string_view expired_file = "tombstones-expired-before";
-  // open_text() reads a journal text smaller than this into memory and maps a larger one.
+  // open_text() reads a journal text of at most this many bytes into memory and maps a larger
+  // one (so that a batch of many large texts costs page cache, not the daemon's heap).
   static constexpr std::size_t read_text_bytes = 256 * 1024;
 
   // Opens or creates the queue at absolute `dir` (0700, ours; else std::runtime_error) and
