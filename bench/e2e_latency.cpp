@@ -1,7 +1,9 @@
 // End-to-end latency through the socket with a real handoffd, next to its floors, in one run:
 //   1. small requests (daemon/status and subagent/started, which need neither the disk nor the
 //      pool: the daemon answers them as it reads them and writes the reply at once) against
-//      raw Unix-socket ping-pongs of the same request and reply sizes;
+//      raw Unix-socket ping-pongs of the same request and reply sizes; the floor is the peer
+//      that runs as a process of its own, since a request to a daemon crosses processes (on
+//      this project's VM a switch between processes costs about twice one between threads);
 //   2. subagent/completed + subagent/wait of one result (4, 16, 37, 100, 256, 512 KiB, 1 MiB), each round
 //      interleaved with its physical floor: the text through a Unix socket, its SHA-256, and a
 //      write + fsync of a file of that size in the same directory as the daemon's store.
@@ -199,7 +201,8 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
   hb::samples status_daemon, status_peer, status_polling, status_process, via_library, started_daemon, started_peer,
       started_polling, started_process;
   // The first round trip of each block, after the pause: everyone asleep, as for a lone request.
-  hb::samples status_daemon_first, status_peer_first, started_daemon_first, started_peer_first;
+  hb::samples status_daemon_first, status_peer_first, status_process_first, started_daemon_first, started_peer_first,
+      started_process_first;
   enum class sample { skip, first, steady };
   auto into = [](hb::samples& steady, hb::samples* first) {
     return [&steady, first](sample kind, hb::bench_clock::duration d) {
@@ -212,10 +215,10 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
   const auto started_daemon_add = into(started_daemon, &started_daemon_first);
   const auto started_peer_add = into(started_peer, &started_peer_first);
   const auto status_polling_add = into(status_polling, nullptr);
-  const auto status_process_add = into(status_process, nullptr);
+  const auto status_process_add = into(status_process, &status_process_first);
   const auto via_library_add = into(via_library, nullptr);
   const auto started_polling_add = into(started_polling, nullptr);
-  const auto started_process_add = into(started_process, nullptr);
+  const auto started_process_add = into(started_process, &started_process_first);
   const std::array<std::function<void(sample)>, 9> cases = {
       [&](sample k) { status_daemon_add(k, status.daemon_round()); },
       [&](sample k) { status_peer_add(k, status.peer_round()); },
@@ -254,10 +257,11 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
             << started.request_bytes() << " B, reply " << started.reply_bytes()
             << " B (the ledger only). Both are answered on the I/O thread as the frame is read and "
                "written at once (no coroutine, no pool, no writer wake-up). Each ping-pong peer reads the "
-               "same line and writes the daemon's reply: the floor is a thread of this process that sleeps in "
-               "read() between messages, the peer process the same in a process of its own, the polling peer "
-               "process waits as handoffd's I/O thread does (polls for 100 us after a message, then sleeps). "
-               "Each case runs in blocks of "
+               "same line and writes the daemon's reply: the thread peer is a thread of this process that "
+               "sleeps in read() between messages, the peer process the same in a process of its own (the "
+               "floor: no daemon can answer another process faster than a process that does nothing else), "
+               "the polling peer process waits as handoffd's I/O thread does (polls for 100 us after a "
+               "message, then sleeps). Each case runs in blocks of "
             << block_rounds << " round trips, each block after a 500 us pause in which every polling thread "
             << "goes to sleep; blocks of all cases interleaved. The first round trip of a block (everyone "
                "asleep) is shown apart, the next "
@@ -266,33 +270,60 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
     std::cout << " Pinned (--pin-cpu " << *s.pin_cpu
               << "): this process, the peers and handoffd's I/O thread all on that one CPU.";
   std::cout << "\n\n";
-  auto row = [](const std::string& name, const hb::samples& x, const hb::samples& floor, const hb::samples& polling,
-                const std::string& target) {
-    return std::vector<std::string>{name, std::to_string(x.size()), hb::format_us(x.p50()), hb::format_us(x.p99()),
-                                    hb::format_ratio(x.p50() / floor.p50()), hb::format_ratio(x.p50() / polling.p50()),
+  auto row = [](const std::string& name, const hb::samples& x, const hb::samples& floor, const hb::samples& thread,
+                const hb::samples& polling, const std::string& target) {
+    return std::vector<std::string>{name,
+                                    std::to_string(x.size()),
+                                    hb::format_us(x.p50()),
+                                    hb::format_us(x.p99()),
+                                    hb::format_ratio(x.p50() / floor.p50()),
+                                    hb::format_ratio(x.p50() / thread.p50()),
+                                    hb::format_ratio(x.p50() / polling.p50()),
+                                    target};
+  };
+  const auto status_row = [&](const std::string& name, const hb::samples& x, const std::string& target = "") {
+    return row(name, x, status_process, status_peer, status_polling, target);
+  };
+  const auto started_row = [&](const std::string& name, const hb::samples& x, const std::string& target = "") {
+    return row(name, x, started_process, started_peer, started_polling, target);
+  };
+  hb::print_table(
+      {"case", "rounds", "p50", "p99", "p50 / peer process (floor)", "p50 / thread peer", "p50 / polling peer process",
+       "target"},
+      {status_row("ping-pong, `daemon/status` sizes, thread peer", status_peer),
+       status_row("ping-pong, `daemon/status` sizes, peer process (floor)", status_process),
+       status_row("ping-pong, `daemon/status` sizes, polling peer process", status_polling),
+       status_row("`daemon/status`, raw socket client", status_daemon, "<= 2x the floor"),
+       status_row("`daemon/status`, C++ client library", via_library, "<= 2x the floor"),
+       started_row("ping-pong, `subagent/started` sizes, thread peer", started_peer),
+       started_row("ping-pong, `subagent/started` sizes, peer process (floor)", started_process),
+       started_row("ping-pong, `subagent/started` sizes, polling peer process", started_polling),
+       started_row("`subagent/started`, raw socket client", started_daemon, "<= 2x the floor")});
+  std::cout << "\nThe first round trip of each block, after the pause (a request that finds the daemon asleep):\n\n";
+  auto first_row = [](const std::string& name, const hb::samples& x, const hb::samples& floor,
+                      const hb::samples& thread, const std::string& target = "") {
+    return std::vector<std::string>{name,
+                                    std::to_string(x.size()),
+                                    hb::format_us(x.p50()),
+                                    hb::format_us(x.p99()),
+                                    hb::format_ratio(x.p50() / floor.p50()),
+                                    hb::format_ratio(x.p50() / thread.p50()),
                                     target};
   };
   hb::print_table(
-      {"case", "rounds", "p50", "p99", "p50 / ping-pong (floor)", "p50 / polling ping-pong", "target"},
-      {row("ping-pong, `daemon/status` sizes (floor)", status_peer, status_peer, status_polling, ""),
-       row("ping-pong, `daemon/status` sizes, peer process", status_process, status_peer, status_polling, ""),
-       row("ping-pong, `daemon/status` sizes, polling peer process", status_polling, status_peer, status_polling, ""),
-       row("`daemon/status`, raw socket client", status_daemon, status_peer, status_polling, "<= 2x the floor"),
-       row("`daemon/status`, C++ client library", via_library, status_peer, status_polling, ""),
-       row("ping-pong, `subagent/started` sizes (floor)", started_peer, started_peer, started_polling, ""),
-       row("ping-pong, `subagent/started` sizes, peer process", started_process, started_peer, started_polling, ""),
-       row("ping-pong, `subagent/started` sizes, polling peer process", started_polling, started_peer, started_polling, ""),
-       row("`subagent/started`, raw socket client", started_daemon, started_peer, started_polling, "<= 2x the floor")});
-  std::cout << "\nThe first round trip of each block, after the pause (a request that finds the daemon asleep):\n\n";
-  auto first_row = [](const std::string& name, const hb::samples& x, const hb::samples& floor) {
-    return std::vector<std::string>{name, std::to_string(x.size()), hb::format_us(x.p50()), hb::format_us(x.p99()),
-                                    hb::format_ratio(x.p50() / floor.p50())};
-  };
-  hb::print_table({"case", "rounds", "p50", "p99", "p50 / ping-pong (floor)"},
-                  {first_row("ping-pong, `daemon/status` sizes (floor)", status_peer_first, status_peer_first),
-                   first_row("`daemon/status`, raw socket client", status_daemon_first, status_peer_first),
-                   first_row("ping-pong, `subagent/started` sizes (floor)", started_peer_first, started_peer_first),
-                   first_row("`subagent/started`, raw socket client", started_daemon_first, started_peer_first)});
+      {"case", "rounds", "p50", "p99", "p50 / peer process (floor)", "p50 / thread peer", "target"},
+      {first_row("ping-pong, `daemon/status` sizes, thread peer", status_peer_first, status_process_first,
+                 status_peer_first),
+       first_row("ping-pong, `daemon/status` sizes, peer process (floor)", status_process_first, status_process_first,
+                 status_peer_first),
+       first_row("`daemon/status`, raw socket client", status_daemon_first, status_process_first, status_peer_first,
+                 "<= 2x the floor"),
+       first_row("ping-pong, `subagent/started` sizes, thread peer", started_peer_first, started_process_first,
+                 started_peer_first),
+       first_row("ping-pong, `subagent/started` sizes, peer process (floor)", started_process_first,
+                 started_process_first, started_peer_first),
+       first_row("`subagent/started`, raw socket client", started_daemon_first, started_process_first,
+                 started_peer_first, "<= 2x the floor")});
 }
 
 // ---- 2. one result through completed + wait, and its floor ----------------------------------
