@@ -1,7 +1,9 @@
 // `co_await queue_put(pool, queue, info, text)`: a completion made durable by the queue's group
-// commit. The pool hashes and hands it over (pool threads never wait for the disk, so eight
-// completions at once share one sync); the coroutine resumes on its own executor when the
-// group is on disk, with the outcome or what the queue threw.
+// commit. The pool hashes and hands it over; a put that finds the queue's writer idle is
+// written by its pool thread itself, and the puts that arrive meanwhile go to the writer
+// thread as its next group (eight completions at once still share one or two syncs). The
+// coroutine resumes on its own executor when the group is on disk, with the outcome or what
+// the queue threw.
 //
 // `info` and `text` must be named locals of the awaiting coroutine (see offload.hpp): they are
 // read on the pool and by the queue's writer until the coroutine resumes.

@@ -145,6 +145,7 @@ void pending_queue::put_async(const completion& c, std::string_view final_text, 
   ch->done = std::move(done);
   std::exception_ptr error;
   put_outcome answer;
+  bool write_here = false;
   {
     std::lock_guard lock(mutex_);
     require_recovered();
@@ -176,10 +177,18 @@ void pending_queue::put_async(const completion& c, std::string_view final_text, 
       if (!error) {
         ++next_seq_;
         putting_[ch->key];
-        submit(ch);
-        return;
+        if (writing_ || stopping_ || !submitted_.empty()) {
+          submit(ch);
+          return;
+        }
+        writing_ = true;  // the writer is idle: this thread writes it, once the lock is let go
+        write_here = true;
       }
     }
+  }
+  if (write_here) {
+    write_alone(std::move(ch));
+    return;
   }
   ch->done(error, answer);
 }

@@ -11,8 +11,10 @@
 //
 // Group commit: every change is handed to one writer thread, which writes everything that
 // arrived while it was busy as one group (one write and one fdatasync of the journal, plus an
-// fsync per large text) and then answers each change. put_async() answers through a callback;
-// the other changing calls block until their group is on disk. A journal replaces a file per
+// fsync per large text) and then answers each change; a put that finds the writer idle, with
+// nothing waiting, is written the same way by the thread that called put_async (a group of
+// one, without a thread hand-off). put_async() answers through a callback; the other changing
+// calls block until their group is on disk. A journal replaces a file per
 // record because one sync per group is what makes eight concurrent completions cheaper than
 // eight fsyncs; see docs/design.md §8 for why, and how recovery stays strict.
 // Thread-safe. Calls that block on the disk are made from the daemon's worker pool.
@@ -103,8 +105,9 @@ class pending_queue {
     bool delivered = false;  // duplicate of a result that already left the queue: held.seq is
                              // its old seq and nothing is held for it any more
   };
-  // Makes the completion durable and calls `done` (on the writer thread, or on the caller's
-  // when it is answered at once: a duplicate, a conflict, a refusal) with the outcome or the
+  // Makes the completion durable and calls `done` (on the writer thread; or on the caller's
+  // when it is answered at once, a duplicate, a conflict, a refusal, or when the writer was idle
+  // and the caller wrote it, blocking for the write and its sync) with the outcome or the
   // exception: queue_conflict for the same key with another text, queue_error when the disk
   // failed (nothing of it is left), std::invalid_argument when an id, title or error is not
   // valid UTF-8 or the record would exceed max_entry_meta_bytes. `final_text` must stay alive
@@ -191,6 +194,8 @@ class pending_queue {
   const entry* find_held(std::uint64_t seq) const;  // with mutex_ held; nullptr when not held
   void submit(std::shared_ptr<change> c);
   void write_loop();
+  void write_alone(std::shared_ptr<change> c);
+  void write_and_tidy(std::vector<std::shared_ptr<change>>& group);
   void write_group(std::vector<std::shared_ptr<change>>& group);
   void apply(change& c, std::uint64_t segment, std::size_t base);  // with mutex_ held
   void after_group(std::vector<std::shared_ptr<change>>& group);
@@ -252,6 +257,7 @@ class pending_queue {
   std::condition_variable settled_;  // a blocking change finished
   bool recovered_ = false;
   bool stopping_ = false;
+  bool writing_ = false;  // a group is being written (by the writer thread, or by write_alone)
   std::uint64_t next_seq_ = 1;
   std::unordered_map<std::string, entry> by_key_;              // key -> held
   std::unordered_map<std::uint64_t, std::string> key_by_seq_;  // seq -> key
