@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <iostream>
 #include <optional>
 #include <random>
@@ -270,22 +271,20 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
     std::cout << " Pinned (--pin-cpu " << *s.pin_cpu
               << "): this process, the peers and handoffd's I/O thread all on that one CPU.";
   std::cout << "\n\n";
-  auto row = [](const std::string& name, const hb::samples& x, const hb::samples& floor, const hb::samples& thread,
-                const hb::samples& polling, const std::string& target) {
-    return std::vector<std::string>{name,
-                                    std::to_string(x.size()),
-                                    hb::format_us(x.p50()),
-                                    hb::format_us(x.p99()),
-                                    hb::format_ratio(x.p50() / floor.p50()),
-                                    hb::format_ratio(x.p50() / thread.p50()),
-                                    hb::format_ratio(x.p50() / polling.p50()),
-                                    target};
+  // A row: the case's p50 and p99, then its p50 against each of `against` (the floor first).
+  const auto row = [](const std::string& name, const hb::samples& x,
+                      std::initializer_list<std::reference_wrapper<const hb::samples>> against,
+                      const std::string& target = "") {
+    std::vector<std::string> cells{name, std::to_string(x.size()), hb::format_us(x.p50()), hb::format_us(x.p99())};
+    for (const hb::samples& y : against) cells.push_back(hb::format_ratio(x.p50() / y.p50()));
+    cells.push_back(target);
+    return cells;
   };
   const auto status_row = [&](const std::string& name, const hb::samples& x, const std::string& target = "") {
-    return row(name, x, status_process, status_peer, status_polling, target);
+    return row(name, x, {status_process, status_peer, status_polling}, target);
   };
   const auto started_row = [&](const std::string& name, const hb::samples& x, const std::string& target = "") {
-    return row(name, x, started_process, started_peer, started_polling, target);
+    return row(name, x, {started_process, started_peer, started_polling}, target);
   };
   hb::print_table(
       {"case", "rounds", "p50", "p99", "p50 / peer process (floor)", "p50 / thread peer", "p50 / polling peer process",
@@ -300,30 +299,19 @@ void small_request(const settings& s, hb::bench_daemon& daemon) {
        started_row("ping-pong, `subagent/started` sizes, polling peer process", started_polling),
        started_row("`subagent/started`, raw socket client", started_daemon, "<= 2x the floor")});
   std::cout << "\nThe first round trip of each block, after the pause (a request that finds the daemon asleep):\n\n";
-  auto first_row = [](const std::string& name, const hb::samples& x, const hb::samples& floor,
-                      const hb::samples& thread, const std::string& target = "") {
-    return std::vector<std::string>{name,
-                                    std::to_string(x.size()),
-                                    hb::format_us(x.p50()),
-                                    hb::format_us(x.p99()),
-                                    hb::format_ratio(x.p50() / floor.p50()),
-                                    hb::format_ratio(x.p50() / thread.p50()),
-                                    target};
+  const auto status_first = [&](const std::string& name, const hb::samples& x, const std::string& target = "") {
+    return row(name, x, {status_process_first, status_peer_first}, target);
   };
-  hb::print_table(
-      {"case", "rounds", "p50", "p99", "p50 / peer process (floor)", "p50 / thread peer", "target"},
-      {first_row("ping-pong, `daemon/status` sizes, thread peer", status_peer_first, status_process_first,
-                 status_peer_first),
-       first_row("ping-pong, `daemon/status` sizes, peer process (floor)", status_process_first, status_process_first,
-                 status_peer_first),
-       first_row("`daemon/status`, raw socket client", status_daemon_first, status_process_first, status_peer_first,
-                 "<= 2x the floor"),
-       first_row("ping-pong, `subagent/started` sizes, thread peer", started_peer_first, started_process_first,
-                 started_peer_first),
-       first_row("ping-pong, `subagent/started` sizes, peer process (floor)", started_process_first,
-                 started_process_first, started_peer_first),
-       first_row("`subagent/started`, raw socket client", started_daemon_first, started_process_first,
-                 started_peer_first, "<= 2x the floor")});
+  const auto started_first = [&](const std::string& name, const hb::samples& x, const std::string& target = "") {
+    return row(name, x, {started_process_first, started_peer_first}, target);
+  };
+  hb::print_table({"case", "rounds", "p50", "p99", "p50 / peer process (floor)", "p50 / thread peer", "target"},
+                  {status_first("ping-pong, `daemon/status` sizes, thread peer", status_peer_first),
+                   status_first("ping-pong, `daemon/status` sizes, peer process (floor)", status_process_first),
+                   status_first("`daemon/status`, raw socket client", status_daemon_first, "<= 2x the floor"),
+                   started_first("ping-pong, `subagent/started` sizes, thread peer", started_peer_first),
+                   started_first("ping-pong, `subagent/started` sizes, peer process (floor)", started_process_first),
+                   started_first("`subagent/started`, raw socket client", started_daemon_first, "<= 2x the floor")});
 }
 
 // ---- 2. one result through completed + wait, and its floor ----------------------------------
