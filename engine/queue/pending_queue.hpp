@@ -194,8 +194,8 @@ class pending_queue {
   const entry* find_held(std::uint64_t seq) const;  // with mutex_ held; nullptr when not held
   void submit(std::shared_ptr<change> c);
   void write_loop();
-  void write_alone(std::shared_ptr<change> c);
-  void write_and_tidy(std::vector<std::shared_ptr<change>>& group);
+  void write_alone(std::shared_ptr<change> c) noexcept;
+  void write_and_tidy(std::vector<std::shared_ptr<change>>& group) noexcept;
   void write_group(std::vector<std::shared_ptr<change>>& group);
   void apply(change& c, std::uint64_t segment, std::size_t base);  // with mutex_ held
   void after_group(std::vector<std::shared_ptr<change>>& group);

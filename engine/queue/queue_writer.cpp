@@ -51,21 +51,24 @@ void pending_queue::write_loop() {
 // the writer thread cost 40-100 µs on this project's VM, a tenth of a 100 KiB completion
 // (docs/benchmarks.md, issue 25). What arrives meanwhile waits for the writer thread, which
 // takes it as its next group.
-void pending_queue::write_alone(std::shared_ptr<change> c) {
+void pending_queue::write_alone(std::shared_ptr<change> c) noexcept {
   std::vector<std::shared_ptr<change>> group{std::move(c)};
   write_and_tidy(group);
-  wake_writer_.notify_one();  // for what was submitted meanwhile
 }
 
 // With writing_ set by the caller: the group, its answers, then what follows every group
-// (compaction, the spare file), and writing_ cleared.
-void pending_queue::write_and_tidy(std::vector<std::shared_ptr<change>>& group) {
+// (compaction, the spare file); then writing_ is cleared and the writer thread told, under the
+// lock, so that nothing of the queue is touched once another thread may go on (a destructor
+// waits for the writer thread, which waits for writing_). noexcept: what the disk refuses is
+// reported to each change, and anything else ends the process rather than leave writing_ set.
+void pending_queue::write_and_tidy(std::vector<std::shared_ptr<change>>& group) noexcept {
   write_group(group);
   after_group(group);
   compact();
   keep_spare_text();
   std::lock_guard lock(mutex_);
   writing_ = false;
+  wake_writer_.notify_one();  // for what was submitted meanwhile (a no-op from the writer itself)
 }
 
 void pending_queue::write_group(std::vector<std::shared_ptr<change>>& group) {
