@@ -177,7 +177,7 @@ void pending_queue::put_async(const completion& c, std::string_view final_text, 
       if (!error) {
         ++next_seq_;
         putting_[ch->key];
-        if (writing_ || stopping_ || !submitted_.empty()) {
+        if (writing_ || tidy_due_ || stopping_ || !submitted_.empty()) {
           submit(ch);
           return;
         }

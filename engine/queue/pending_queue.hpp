@@ -195,7 +195,6 @@ class pending_queue {
   void submit(std::shared_ptr<change> c);
   void write_loop();
   void write_alone(std::shared_ptr<change> c) noexcept;
-  void write_and_tidy(std::vector<std::shared_ptr<change>>& group) noexcept;
   void write_group(std::vector<std::shared_ptr<change>>& group);
   void apply(change& c, std::uint64_t segment, std::size_t base);  // with mutex_ held
   void after_group(std::vector<std::shared_ptr<change>>& group);
@@ -257,7 +256,8 @@ class pending_queue {
   std::condition_variable settled_;  // a blocking change finished
   bool recovered_ = false;
   bool stopping_ = false;
-  bool writing_ = false;  // a group is being written (by the writer thread, or by write_alone)
+  bool writing_ = false;   // a group is being written (by the writer thread, or by write_alone)
+  bool tidy_due_ = false;  // write_alone wrote a group: the writer thread compacts after it
   std::uint64_t next_seq_ = 1;
   std::unordered_map<std::string, entry> by_key_;              // key -> held
   std::unordered_map<std::uint64_t, std::string> key_by_seq_;  // seq -> key

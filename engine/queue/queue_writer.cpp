@@ -32,43 +32,52 @@ void pending_queue::write_loop() {
     std::vector<std::shared_ptr<change>> group;
     {
       std::unique_lock lock(mutex_);
-      // A put that found the writer idle is written by its own thread (write_alone): wait for it.
-      wake_writer_.wait(lock, [&] { return !writing_ && (stopping_ || !submitted_.empty()); });
-      if (submitted_.empty()) return;  // stopping, and everything handed over is written
+      // A put that found the writer idle is written by its own thread (write_alone): wait for
+      // it, then tidy after it.
+      wake_writer_.wait(lock, [&] { return !writing_ && (stopping_ || !submitted_.empty() || tidy_due_); });
+      if (submitted_.empty() && !tidy_due_) return;  // stopping, and everything handed over is written
       writing_ = true;
+      // After a put written alone, its tidying comes first: what was submitted meanwhile is
+      // written after it (into the next segment, when this one is full), as after a group of ours.
+      const bool tidy_only = tidy_due_;
+      tidy_due_ = false;
       std::size_t bytes = 0;
-      while (!submitted_.empty() && (group.empty() || bytes + submitted_.front()->bytes() <= options_.group_bytes)) {
+      while (!tidy_only && !submitted_.empty() &&
+             (group.empty() || bytes + submitted_.front()->bytes() <= options_.group_bytes)) {
         bytes += submitted_.front()->bytes();
         group.push_back(std::move(submitted_.front()));
         submitted_.pop_front();
       }
     }
-    write_and_tidy(group);
+    if (!group.empty()) {
+      write_group(group);
+      after_group(group);
+    }
+    compact();
+    keep_spare_text();
+    std::lock_guard lock(mutex_);
+    writing_ = false;
   }
 }
 
 // The group of one put that found the writer idle, written on the thread that made it: waking
 // the writer thread cost 40-100 µs on this project's VM, a tenth of a 100 KiB completion
-// (docs/benchmarks.md, issue 25). What arrives meanwhile waits for the writer thread, which
-// takes it as its next group.
+// (docs/benchmarks.md, issue 25). What follows every group (compaction, which may copy a
+// segment forward, and the spare file) is left to the writer thread, so that the caller's
+// thread (the daemon's pool) waits for no more than its own write and sync; no put is written
+// alone until that tidying is done, so a segment still rotates right after the put that filled
+// it. Under the lock, at the end: clearing writing_ and telling the writer, so that nothing of
+// the queue is touched once another thread may go on (a destructor waits for the writer thread,
+// which waits for writing_). noexcept: what the disk refuses is reported to the change, and
+// anything else ends the process, as it would have on the writer thread.
 void pending_queue::write_alone(std::shared_ptr<change> c) noexcept {
   std::vector<std::shared_ptr<change>> group{std::move(c)};
-  write_and_tidy(group);
-}
-
-// With writing_ set by the caller: the group, its answers, then what follows every group
-// (compaction, the spare file); then writing_ is cleared and the writer thread told, under the
-// lock, so that nothing of the queue is touched once another thread may go on (a destructor
-// waits for the writer thread, which waits for writing_). noexcept: what the disk refuses is
-// reported to each change, and anything else ends the process rather than leave writing_ set.
-void pending_queue::write_and_tidy(std::vector<std::shared_ptr<change>>& group) noexcept {
   write_group(group);
   after_group(group);
-  compact();
-  keep_spare_text();
   std::lock_guard lock(mutex_);
   writing_ = false;
-  wake_writer_.notify_one();  // for what was submitted meanwhile (a no-op from the writer itself)
+  tidy_due_ = true;
+  wake_writer_.notify_one();
 }
 
 void pending_queue::write_group(std::vector<std::shared_ptr<change>>& group) {

@@ -282,7 +282,8 @@ TEST_CASE("permission denied in the artifact store still delivers the projection
 }
 
 // Group commit's window: the group's entries are written, its fdatasync not yet begun. A kill
-// there (strace delivers SIGKILL as the writer enters fdatasync on the journal) answers
+// there (strace delivers SIGKILL as a thread enters fdatasync on the journal: the writer, or
+// the pool thread that writes a put alone) answers
 // nobody; the restarted daemon recovers cleanly, and the client's retry of the same completion
 // is taken or recognised, then delivered whole, once.
 TEST_CASE("killed between a group's writes and its fsync: recovery is clean and the retry is delivered once") {
