@@ -516,7 +516,7 @@ TEST_CASE("open_text returns an inline text byte for byte at every size around f
   CHECK(names_in(dir / "texts").size() == 4);
 }
 
-TEST_CASE("by default a text under 1 MiB stays in the journal and reads back whole on both sides of read_text_bytes; one of 1 MiB is a file") {
+TEST_CASE("by default a text under 1 MiB stays in the journal and reads back whole on both sides of read_text_bytes, and one of 1 MiB is a file") {
   temp_dir tmp;
   const fs::path dir = tmp.path() / "queue";
   const queue_options defaults;
