@@ -14,9 +14,9 @@
 // fsync per large text) and then answers each change; a put that finds the writer idle, with
 // nothing waiting, is written the same way by the thread that called put_async (a group of
 // one, without a thread hand-off). put_async() answers through a callback; the other changing
-// calls block until their group is on disk. A journal replaces a file per
-// record because one sync per group is what makes eight concurrent completions cheaper than
-// eight fsyncs; see docs/design.md §8 for why, and how recovery stays strict.
+// calls block until their group is on disk. A journal replaces a file per record because one
+// sync per group is what makes eight concurrent completions cheaper than eight fsyncs; see
+// docs/design.md §8 for why, and how recovery stays strict.
 // Thread-safe. Calls that block on the disk are made from the daemon's worker pool.
 #pragma once
 
