@@ -4,7 +4,8 @@
 
 namespace handoff::daemon {
 
-void run_io(asio::io_context& io, std::chrono::microseconds spin, const std::function<bool()>& worth_polling) {
+void run_io(asio::io_context& io, std::chrono::microseconds spin,
+            const std::function<std::chrono::microseconds()>& window) {
   if (spin.count() <= 0) {
     io.run();
     return;
@@ -17,7 +18,7 @@ void run_io(asio::io_context& io, std::chrono::microseconds spin, const std::fun
       continue;
     }
     if (io.stopped()) return;  // stop() called, or no work left (poll stops it then)
-    if (clock::now() - last_work < spin && worth_polling()) {
+    if (clock::now() - last_work < window()) {
       ::sched_yield();
       continue;
     }

@@ -8,9 +8,13 @@
 // a few microseconds later), so a window of about 100 µs catches the next request of a burst on a
 // thread that is still running.
 //
-// Cost: at most `spin` of CPU after each burst, nothing while idle. Each poll is one
+// Cost: at most the window of CPU after each handler, nothing while idle. Each poll is one
 // epoll_wait with a zero timeout; between polls the thread yields, so a runnable thread of the
 // daemon (the pool, the queue's writer) or of a client on the same CPU goes first.
+//
+// The window is asked for at each poll: the service makes it longer while the pool works on
+// one client's answer (a completion's fdatasync, a wait's batch), so that answer is taken
+// without a wake-up, and zero while it works on several (service::polling_window).
 #pragma once
 
 #include <chrono>
@@ -20,9 +24,10 @@
 
 namespace handoff::daemon {
 
-// Returns when `io` is stopped or runs out of work. `spin` zero: io.run(). The window is only
-// spent while `worth_polling()` (called on this thread) says so: not while the daemon's other
-// threads have work whose answer the loop would wait for anyway.
-void run_io(asio::io_context& io, std::chrono::microseconds spin, const std::function<bool()>& worth_polling);
+// Returns when `io` is stopped or runs out of work. `spin` zero: io.run(). Otherwise the
+// thread polls while less than `window()` (called on this thread) has passed since the last
+// handler ran, then sleeps until the next one is ready.
+void run_io(asio::io_context& io, std::chrono::microseconds spin,
+            const std::function<std::chrono::microseconds()>& window);
 
 }  // namespace handoff::daemon

@@ -95,7 +95,8 @@ int serve(handoff::daemon::config& cfg, handoff::daemon::readiness& started) {
     spdlog::info("handoffd {} listening on {} (artifacts {}, queue {}, cli {})", daemon::handoff_version,
                  cfg.socket_path.string(), cfg.artifact_dir.string(), cfg.queue_dir.string(), cfg.cli_path);
     started.ready();
-    daemon::run_io(io, std::chrono::microseconds(cfg.spin_us), [&service] { return service.worth_polling(); });
+    daemon::run_io(io, std::chrono::microseconds(cfg.spin_us),
+                   [&service, &cfg] { return service.polling_window(std::chrono::microseconds(cfg.spin_us)); });
     pool.join();
     spdlog::info("handoffd stopped");
   } catch (const daemon::already_serving& e) {

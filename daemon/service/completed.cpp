@@ -24,7 +24,7 @@ asio::awaitable<reply<rpc::completed_result>> service::completed(std::shared_ptr
 
   pending_queue::put_outcome outcome;
   try {
-    const in_flight::scope counted(puts_);
+    const in_flight::scope counted(pool_answers_);
     outcome = co_await queue_put(pool_, queue_, info, text);
   } catch (const queue_conflict& e) {
     throw rpc_error(errc::conflict, e.what());

@@ -110,7 +110,7 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
       ledger_(std::chrono::milliseconds(cfg.forget_after_ms)),
       connections_(io.get_executor()),
       queue_changes_(io.get_executor()),
-      puts_(io.get_executor()),
+      pool_answers_(io.get_executor()),
       forget_timer_(io),
       batches_(cfg, pool, queue, store),
       deliveries_(cfg, io, pool, queue, ledger_, batches_, queue_changes_,
@@ -133,6 +133,14 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
   bind_now(m::daemon_status, &service::status_now);  // when nothing to wait for
   bind(m::daemon_status, &service::status);
   bind(m::daemon_gc, &service::gc);
+}
+
+std::chrono::microseconds service::polling_window(std::chrono::microseconds spin) const noexcept {
+  switch (pool_answers_.count()) {
+    case 0: return spin;
+    case 1: return spin.count() == 0 ? spin : std::max(spin, lone_answer_spin);
+    default: return std::chrono::microseconds(0);
+  }
 }
 
 void service::on_closed(const std::shared_ptr<connection>& conn) {

@@ -78,9 +78,14 @@ class service final : public message_sink {
   // Open connections and running auto-deliveries: shutdown waits for both to reach zero.
   in_flight& connections() noexcept { return connections_; }
   in_flight& flushes() noexcept { return deliveries_.running(); }
-  // False while completions are being written: their answers come from the daemon's own
-  // threads, which the I/O thread's polling (io_loop.hpp) would take CPU from.
-  bool worth_polling() const noexcept { return puts_.count() == 0; }
+  // How long the I/O thread polls after the last thing it handled (io_loop.hpp), given
+  // --spin-us: `spin` while the pool works on no client's answer; while it works on exactly
+  // one (a completion being written, a wait's batch being built), long enough to take that
+  // answer without being woken (lone_answer_spin: a completion's answer comes after one
+  // fdatasync, 0.2-2 ms here); while it works on several, none (the pool's threads need the
+  // CPUs of a small machine). Zero when `spin` is.
+  std::chrono::microseconds polling_window(std::chrono::microseconds spin) const noexcept;
+  static constexpr std::chrono::microseconds lone_answer_spin{2000};
 
  private:
   // The params are the request's own: a decoder may move a member out (finalText, megabytes).
@@ -186,7 +191,7 @@ class service final : public message_sink {
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   in_flight connections_;
   in_flight queue_changes_;  // removals running on the pool that no reply awaited
-  in_flight puts_;           // completions on their way to the queue's disk (completed.cpp)
+  in_flight pool_answers_;   // requests whose answer waits for the pool: completions being written, waits' batches built
   store_listing store_listing_;  // daemon/status's last listing of the store, while unchanged
   asio::steady_timer forget_timer_;
   batch_builder batches_;       // subagent/wait's and auto-delivery's batches

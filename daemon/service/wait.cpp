@@ -120,7 +120,9 @@ asio::awaitable<reply<rpc::wait_result>> service::wait(std::shared_ptr<connectio
       options.usage = co_await ask_usage(endpoint, p.parent_id, std::chrono::milliseconds(cfg_.usage_timeout_ms));
   const std::vector<held_result> held = taken.held();
   // On failure `taken` gives them back.
+  std::optional<in_flight::scope> building(pool_answers_);
   const batch_builder::built_batch built = co_await batches_.build(held, options, companions_of(p.parent_id, siblings));
+  building.reset();
   // Deferred results go back to the pool; admitted ones stay reserved until written.
   taken.keep_only(built.admitted_seqs);
   result.batch = to_wire(built.b);

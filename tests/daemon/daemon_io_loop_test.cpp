@@ -1,9 +1,10 @@
 // daemon/io_loop.cpp against a real handoffd: after a request the I/O thread keeps polling
 // for --spin-us (it stays running or runnable, where with --spin-us 0 it is asleep at once),
 // then sleeps (an idle daemon uses no CPU), and stops on SIGTERM right after a request (inside
-// its window). A bad --spin-us is refused at start. Not covered here: the default 100 µs
-// window (too short to watch from outside) and the pause while completions are written
-// (bench/load_bench.cpp shows the daemon's CPU then).
+// its window), and keeps polling while the pool writes one completion, so its answer needs no
+// wake-up. A bad --spin-us is refused at start. Not covered here: the default 100 µs window
+// (too short to watch from outside) and the pause while several completions are written at
+// once (bench/load_bench.cpp shows the daemon's CPU then).
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -39,6 +40,16 @@ char io_thread_state(pid_t pid) {
   std::string line;
   REQUIRE(std::getline(in, line));
   return line.at(line.rfind(')') + 2);
+}
+
+// How often the daemon's I/O thread (its main thread) has blocked: slept in epoll_wait (a
+// sched_yield while it polls is not counted; the thread stays runnable).
+long io_thread_sleeps(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("voluntary_ctxt_switches:")) return std::stol(line.substr(line.find(':') + 1));
+  FAIL("no voluntary_ctxt_switches in the I/O thread's status");
+  return 0;
 }
 
 // Looks at the I/O thread for `span` of wall time from now, as often as it can: how many looks
@@ -98,6 +109,36 @@ TEST_CASE("the I/O thread polls within --spin-us of a request and sleeps once it
   // SIGTERM right after a request, inside the window: the loop sees the io_context stop.
   REQUIRE(to_polling.call("daemon/status", nullptr).contains("result"));
   CHECK(polling.stop() == 0);
+}
+
+TEST_CASE("while the pool writes one completion the I/O thread polls for its answer instead of sleeping") {
+  // Each subagent/completed waits for an fdatasync on the pool. --spin-us 0 sleeps through it:
+  // at least one sleep per call. --spin-us 1 polls through it (service::lone_answer_spin, 2 ms:
+  // longer than this disk's fdatasync nearly always) and takes the answer without a sleep;
+  // between calls both may sleep alike (the 1 µs window is over before the next request). One
+  // client, one call at a time, so the pool never works on two answers at once.
+  daemon_process polling({"--spin-us", "1"});
+  daemon_process sleeping({"--spin-us", "0"});
+  raw_client to_polling(polling.socket()), to_sleeping(sleeping.socket());
+  const std::string text(4096, 'x');
+  constexpr int calls = 60;
+  long polled = 0, slept = 0;
+  const auto call = [&](daemon_process& d, raw_client& c, long& sleeps, int i) {
+    const long before = io_thread_sleeps(d.pid());
+    const json done = c.call("subagent/completed", {{"parentId", "p"}, {"childId", "c" + std::to_string(i)},
+                                                    {"title", "t"}, {"status", "done"}, {"finalText", text}});
+    sleeps += io_thread_sleeps(d.pid()) - before;
+    REQUIRE_MESSAGE(done.contains("result"), done.dump());
+  };
+  for (int i = 0; i < calls; ++i) {  // interleaved: both daemons see the same minutes of the disk
+    call(polling, to_polling, polled, i);
+    call(sleeping, to_sleeping, slept, i);
+  }
+  MESSAGE("I/O thread sleeps per subagent/completed: " << double(polled) / calls << " with --spin-us 1, "
+                                                       << double(slept) / calls << " with --spin-us 0");
+  CHECK(slept >= calls);  // it sleeps through every fdatasync
+  // Unloaded about 1 and 2; a completion whose fdatasync outlasts the 2 ms adds one sleep.
+  CHECK(polled * 2 <= slept);
 }
 
 TEST_CASE("a --spin-us over 10000 is refused at start with the reason") {
