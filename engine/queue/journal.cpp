@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -79,6 +81,7 @@ journal::journal(int queue_fd, const std::filesystem::path& queue_dir)
     segment s;
     s.fd = open_segment(dir_fd_.get(), name, dir_ / name);
     s.size = size_of(s.fd.get(), dir_ / name);
+    s.file_bytes = s.size;  // until recovery finds where the entries end (end_at, cut)
     segments_.emplace(*number, std::move(s));
   }
 }
@@ -116,6 +119,13 @@ void journal::cut(std::uint64_t number, std::size_t size) {
   sync_or_throw(s.fd.get(), shown);
   std::lock_guard lock(map_mutex_);
   s.size = size;
+  s.file_bytes = size;
+}
+
+void journal::end_at(std::uint64_t number, std::size_t size) {
+  std::lock_guard lock(map_mutex_);
+  segment& s = segments_.at(number);
+  s.size = std::min(size, s.file_bytes);
 }
 
 void journal::start_appending() {
@@ -137,7 +147,7 @@ void journal::create(std::uint64_t number) {
     throw fs_error(e, "creating " + (dir_ / name).string());
   }
   std::lock_guard lock(map_mutex_);
-  segments_[number] = segment{std::move(fd), 0};
+  segments_[number] = segment{std::move(fd), 0, 0};
   active_ = number;
   must_rotate_ = false;
 }
@@ -190,17 +200,55 @@ std::size_t journal::append(const std::vector<iovec>& pieces) {
       must_rotate_ = true;
       std::lock_guard lock(map_mutex_);
       s.size = at;
+      s.file_bytes = std::max(s.file_bytes, at);
+    } else {
+      std::lock_guard lock(map_mutex_);
+      s.file_bytes = start;
     }
     throw;
   }
   std::lock_guard lock(map_mutex_);
   s.size = at;
+  s.file_bytes = std::max(s.file_bytes, at);
   return start;
 }
 
 bool journal::rotate_if_over(std::size_t bytes) {
-  if (segments_.at(active_).size < bytes) return false;
+  segment& old = segments_.at(active_);
+  if (old.size < bytes) return false;
   create(active_ + 1);
+  if (old.file_bytes > old.size && ::ftruncate(old.fd.get(), static_cast<off_t>(old.size)) == 0) {
+    std::lock_guard lock(map_mutex_);
+    old.file_bytes = old.size;
+  }
+  return true;
+}
+
+bool journal::zero_ahead(std::size_t bytes) {
+  segment& s = segments_.at(active_);
+  if (bytes == 0 || s.file_bytes >= s.size + bytes / 2) return true;
+  // Never on a disk short of space: the zeros would take what a text or an artifact needs.
+  struct statvfs fs {};
+  if (::fstatvfs(dir_fd_.get(), &fs) != 0 || fs.f_bavail * fs.f_frsize < zero_ahead_room * bytes) return false;
+  static const std::string zeros(256 * 1024, '\0');
+  const std::size_t from = s.file_bytes;
+  const std::size_t until = s.size + bytes;
+  std::size_t at = from;
+  while (at < until) {
+    const ssize_t n = ::pwrite(s.fd.get(), zeros.data(), std::min(zeros.size(), until - at), static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    at += static_cast<std::size_t>(n);
+  }
+  if (at < until || ::fdatasync(s.fd.get()) != 0) {
+    // The space goes back; zeros the cut leaves behind read as the end all the same.
+    const bool given_back = ::ftruncate(s.fd.get(), static_cast<off_t>(from)) == 0;
+    std::lock_guard lock(map_mutex_);
+    s.file_bytes = given_back ? from : at;
+    return false;
+  }
+  std::lock_guard lock(map_mutex_);
+  s.file_bytes = at;
   return true;
 }
 

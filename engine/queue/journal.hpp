@@ -37,6 +37,9 @@ class journal {
 
   // Cuts a segment back to `size` bytes (a torn tail found by recovery) and syncs it.
   void cut(std::uint64_t number, std::size_t size);
+  // Recovery found the entries of a segment end at `size`, with only zeros after them (written
+  // ahead by zero_ahead()): they stay, and the next append goes at `size`.
+  void end_at(std::uint64_t number, std::size_t size);
 
   // Makes the newest segment the active one (a new, empty segment 1 when there is none).
   // Call once recovery has cut what it had to cut, before any append().
@@ -52,8 +55,20 @@ class journal {
   std::size_t append(const std::vector<iovec>& pieces);
 
   // Starts a new active segment when the active one holds at least `bytes`; true if it did.
+  // The old one is cut back to its entries (not synced: zeros after them read as its end too).
   // Throws fs_error when the new segment cannot be created (the old one stays active).
   bool rotate_if_over(std::size_t bytes);
+
+  // Keeps the active segment's file written with zeros, and synced, at least `bytes` past its
+  // entries: when less than half of that is left, writes zeros up to `bytes` past them. An
+  // append into those blocks changes neither the file's size nor its block map, so its
+  // fdatasync writes the data alone (on ext4, 4-256 KiB: 50-100 µs of 170-370 µs). A
+  // crash leaves zeros after the last entry, which recovery reads as the segment's end
+  // (end_at). Not while the filesystem has less than zero_ahead_room times `bytes` free (the
+  // zeros would take the space a text or an artifact needs). False when skipped or refused
+  // (what was written is given back; the appends then extend the file, as without).
+  bool zero_ahead(std::size_t bytes);
+  static constexpr std::size_t zero_ahead_room = 64;
 
   // Removes a sealed segment (never the active one) and syncs the directory. Throws fs_error.
   void remove(std::uint64_t number);
@@ -64,7 +79,8 @@ class journal {
  private:
   struct segment {
     unique_fd fd;  // O_RDWR
-    std::size_t size = 0;
+    std::size_t size = 0;        // where its entries end: the next append goes here
+    std::size_t file_bytes = 0;  // the file's size: zeros from `size` to here
   };
   void create(std::uint64_t number);
   void check_in_place() const;  // throws fs_error when dir_ no longer leads to dir_fd_

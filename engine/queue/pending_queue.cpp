@@ -134,6 +134,18 @@ void pending_queue::keep_spare_text() {
   texts_.keep_spare();  // none made: a put opens its own
 }
 
+void pending_queue::keep_zeros_ahead() {
+  {
+    std::lock_guard lock(mutex_);
+    // Changes are waiting: they go first. Under load the writer seldom finds none waiting, and
+    // its groups extend the file as before: zeros laid down between groups held them up (the
+    // load bench 15% slower) for a sync saved on groups that were waiting anyway.
+    if (stopping_ || !submitted_.empty()) return;
+  }
+  // Refused or skipped: the next groups extend the file. Never past the segment's size.
+  journal_.zero_ahead(std::min(options_.zero_ahead_bytes, options_.segment_bytes));
+}
+
 void pending_queue::put_async(const completion& c, std::string_view final_text, put_callback done) {
   std::shared_ptr<change> ch;
   try {

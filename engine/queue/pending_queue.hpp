@@ -71,6 +71,11 @@ struct queue_options {
   std::size_t segment_bytes = 64 * 1024 * 1024;
   // Most bytes written as one group (a larger single change is a group of its own).
   std::size_t group_bytes = 32 * 1024 * 1024;
+  // The writer keeps the active segment written with zeros this far past its entries
+  // (journal::zero_ahead), after a group when no change is waiting, so that the next groups'
+  // fdatasync writes their data alone. Default 2 MiB, refilled when under 1 MiB is left; 0:
+  // every group extends the file.
+  std::size_t zero_ahead_bytes = 2 * 1024 * 1024;
 };
 
 class pending_queue {
@@ -201,6 +206,8 @@ class pending_queue {
   // The writer, between groups: opens an empty unnamed file in texts/ for the next large text
   // when none is held, so that its put need not create an inode first.
   void keep_spare_text();
+  // After a group, when no change is waiting: journal::zero_ahead (queue_options).
+  void keep_zeros_ahead();
   bool known_already(const std::string& key) const;
   void compact();
   bool write_mark();
@@ -218,9 +225,11 @@ class pending_queue {
   };
   void replay(std::vector<std::string>& notes, std::uint64_t& max_seq);
   void replay_segment(std::uint64_t segment, bool last, replay_state& state);
-  void replay_entry(const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
+  // False for a put whose text in the journal does not match its hash (the caller decides
+  // between a torn tail and a dropped completion); true for anything else, noted or not.
+  bool replay_entry(const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
                     const std::string& shown, replay_state& state);
-  void replay_put(decoded_put p, const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
+  bool replay_put(decoded_put p, const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
                   const std::string& shown, replay_state& state);
   std::optional<text_shape> check_text_file(const std::string& sha, std::vector<std::string>& notes);
   void settle_tombstones(replay_state& state);

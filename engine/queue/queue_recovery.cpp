@@ -122,30 +122,44 @@ void pending_queue::count_live() {
 }
 
 // One segment, entry by entry; the first entry that does not check out ends it, and the segment
-// is cut there.
+// is cut there. Zeros where an entry would start, to the end of the file, are the space
+// journal::zero_ahead() wrote: the entries end there, nothing is cut. A put whose text does not
+// match its hash with only zeros after it is the tail of a group a crash interrupted (its
+// header reached the disk, its text did not): cut too. Elsewhere such a put is dropped alone.
 void pending_queue::replay_segment(std::uint64_t segment, bool last, replay_state& state) {
   const std::string shown = "journal/" + segment_name(segment);
   const std::size_t size = journal_.segment_size(segment);
   const mapped_file whole(journal_.segment_fd(segment), 0, size);
   const std::string_view bytes = whole.view();
+  const auto zeros_from = [&](std::size_t from) {
+    return std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(std::min(from, bytes.size())), bytes.end(),
+                       [](char c) { return c == '\0'; });
+  };
+  const auto cut = [&](std::size_t at, const std::string& why) {
+    state.notes.push_back("cut " + shown + " at byte " + std::to_string(at) + " of " + std::to_string(size) + ": " +
+                          why +
+                          (last ? " (the tail of a group a crash interrupted; none of it was acknowledged)"
+                                : " (a damaged segment: what follows is lost)"));
+    journal_.cut(segment, at);
+  };
   std::size_t at = 0;
   while (at < bytes.size()) {
     std::string why;
     const auto e = decode_entry(bytes, at, why);
     if (!e) {
-      state.notes.push_back("cut " + shown + " at byte " + std::to_string(at) + " of " + std::to_string(size) +
-                            ": " + why +
-                            (last ? " (the tail of a group a crash interrupted; none of it was acknowledged)"
-                                  : " (a damaged segment: what follows is lost)"));
-      journal_.cut(segment, at);
-      return;
+      if (zeros_from(at)) return journal_.end_at(segment, at);
+      return cut(at, why);
     }
-    replay_entry(*e, bytes, segment, shown + " at byte " + std::to_string(at), state);
+    const std::string where = shown + " at byte " + std::to_string(at);
+    if (!replay_entry(*e, bytes, segment, where, state)) {
+      if (zeros_from(e->next)) return cut(at, "its text does not match its hash");
+      state.notes.push_back("dropped the completion " + where + ": its text does not match its hash");
+    }
     at = e->next;
   }
 }
 
-void pending_queue::replay_entry(const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
+bool pending_queue::replay_entry(const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
                                  const std::string& shown, replay_state& state) {
   std::string why;
   switch (e.kind) {
@@ -160,7 +174,7 @@ void pending_queue::replay_entry(const decoded_entry& e, std::string_view bytes,
           by_key_.erase(it);
         }
         state.retired[r->key] = r->t;
-        return;
+        return true;
       }
       break;
     case entry_kind::delivery:
@@ -168,37 +182,41 @@ void pending_queue::replay_entry(const decoded_entry& e, std::string_view bytes,
         for (const std::uint64_t seq : d->seqs) state.max_seq = std::max(state.max_seq, seq);
         std::string id = d->delivery_id;
         deliveries_[id] = {std::move(*d), segment};
-        return;
+        return true;
       }
       break;
     case entry_kind::mark:
       if (auto next = decode_mark(e.meta, why)) {
         state.max_seq = std::max(state.max_seq, *next - 1);
-        return;
+        return true;
       }
       break;
     case entry_kind::acknowledged:
       if (auto id = decode_acknowledged(e.meta, why)) {
         deliveries_.erase(*id);
-        return;
+        return true;
       }
       break;
   }
   state.notes.push_back("skipped the entry " + shown + ": " + why);
+  return true;
 }
 
-void pending_queue::replay_put(decoded_put p, const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
+bool pending_queue::replay_put(decoded_put p, const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
                                const std::string& shown, replay_state& state) {
   held_result& r = p.held;
   const std::string key = completion_key(r.info.parent_id, r.info.child_id);
-  const auto drop = [&](const std::string& why) { state.notes.push_back("dropped the completion " + shown + ": " + why); };
+  const auto drop = [&](const std::string& why) {
+    state.notes.push_back("dropped the completion " + shown + ": " + why);
+    return true;
+  };
   state.max_seq = std::max(state.max_seq, r.seq);
   if (const auto taken = key_by_seq_.find(r.seq); taken != key_by_seq_.end() && taken->second != key)
     return drop("its seq " + std::to_string(r.seq) + " is taken by another completion");
   location where{segment, e.text_offset, p.where};
   if (p.where == text_place::in_journal) {
     const std::string_view text = bytes.substr(e.text_offset, e.text_bytes);
-    if (sha256_hex(text) != r.sha256) return drop("its text does not match its hash");
+    if (sha256_hex(text) != r.sha256) return false;
     r.shape = measure(text);
   } else {
     auto [it, fresh] = state.files.try_emplace(r.sha256);
@@ -214,6 +232,7 @@ void pending_queue::replay_put(decoded_put p, const decoded_entry& e, std::strin
   if (const auto old = by_key_.find(key); old != by_key_.end()) key_by_seq_.erase(old->second.held.seq);
   key_by_seq_[r.seq] = key;
   by_key_[key] = entry{std::move(r), where};  // a copy moved forward replaces the older one
+  return true;
 }
 
 std::optional<text_shape> pending_queue::check_text_file(const std::string& sha, std::vector<std::string>& notes) {

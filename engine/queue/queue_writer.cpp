@@ -55,6 +55,7 @@ void pending_queue::write_loop() {
     }
     compact();
     keep_spare_text();
+    keep_zeros_ahead();
     std::lock_guard lock(mutex_);
     writing_ = false;
   }

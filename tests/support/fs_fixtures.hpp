@@ -86,6 +86,15 @@ inline std::string read_file(const std::filesystem::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Where a journal segment's entries end: its size less the zeros the writer keeps ahead of them
+// (journal::zero_ahead). Every entry ends in its JSON record's '}' or in its text, and no test
+// text ends in a zero byte.
+inline std::size_t journal_end(const std::filesystem::path& segment) {
+  const std::string bytes = read_file(segment);
+  const std::size_t last = bytes.find_last_not_of('\0');
+  return last == std::string::npos ? 0 : last + 1;
+}
+
 // For a file another thread may remove at any moment: nullopt when it is gone.
 inline std::optional<std::string> read_file_if_there(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
