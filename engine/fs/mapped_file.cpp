@@ -24,8 +24,9 @@ mapped_file::mapped_file(int fd) {
   *this = mapped_file(fd, 0, static_cast<std::size_t>(st.st_size));
 }
 
-// A range of a journal segment: segments only grow while mapped (a torn tail is cut before
-// anything maps it), so the range stays backed.
+// A range of a journal segment's entries: a segment is only ever cut back to where its entries
+// end (a torn tail is cut before anything maps it; a sealed segment loses the zeros after its
+// entries), so the range stays backed.
 mapped_file::mapped_file(int fd, std::size_t offset, std::size_t length, bool read_whole) {
   if (length == 0) return;  // mmap of length 0 is EINVAL; an empty view says it all
   if (read_whole) {

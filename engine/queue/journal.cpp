@@ -224,7 +224,7 @@ bool journal::rotate_if_over(std::size_t bytes) {
   return true;
 }
 
-bool journal::zero_ahead(std::size_t bytes) {
+bool journal::zero_ahead(std::size_t bytes, const std::function<bool()>& interrupted) {
   segment& s = segments_.at(active_);
   if (bytes == 0 || s.file_bytes >= s.size + bytes / 2) return true;
   // Never on a disk short of space: the zeros would take what a text or an artifact needs.
@@ -234,14 +234,15 @@ bool journal::zero_ahead(std::size_t bytes) {
   const std::size_t from = s.file_bytes;
   const std::size_t until = s.size + bytes;
   std::size_t at = from;
-  while (at < until) {
+  while (at < until && !interrupted()) {
     const ssize_t n = ::pwrite(s.fd.get(), zeros.data(), std::min(zeros.size(), until - at), static_cast<off_t>(at));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     at += static_cast<std::size_t>(n);
   }
   if (at < until || ::fdatasync(s.fd.get()) != 0) {
-    // The space goes back; zeros the cut leaves behind read as the end all the same.
+    // The space goes back, and the zeros' dirty pages with it (a group's fdatasync would write
+    // them out); zeros the cut leaves behind read as the end all the same.
     const bool given_back = ::ftruncate(s.fd.get(), static_cast<off_t>(from)) == 0;
     std::lock_guard lock(map_mutex_);
     s.file_bytes = given_back ? from : at;

@@ -1,7 +1,8 @@
 // The queue's journal directory (docs/design.md §8): numbered segment files <16 hex>.log,
-// written only by appending whole groups of entries (journal_entry.hpp) and syncing once per
-// group. One segment is active (appended to); the others are sealed and only read, until
-// nothing in them is needed and they are removed.
+// written by appending whole groups of entries (journal_entry.hpp), syncing once per group,
+// after the last entry or over the zeros written ahead of it (zero_ahead). One segment is
+// active (appended to); the others are sealed and only read, until nothing in them is needed
+// and they are removed.
 // One writer (the queue's) appends, cuts and removes; other threads may call segment_fd(),
 // segment_size() and total_bytes() meanwhile (the map of segments has its own mutex). A reader
 // maps a range through segment_fd() while nothing it reads can be removed (the queue's lock).
@@ -12,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -65,9 +67,11 @@ class journal {
   // fdatasync writes the data alone (on ext4, 4-256 KiB: 50-100 µs of 170-370 µs). A
   // crash leaves zeros after the last entry, which recovery reads as the segment's end
   // (end_at). Not while the filesystem has less than zero_ahead_room times `bytes` free (the
-  // zeros would take the space a text or an artifact needs). False when skipped or refused
-  // (what was written is given back; the appends then extend the file, as without).
-  bool zero_ahead(std::size_t bytes);
+  // zeros would take the space a text or an artifact needs). `interrupted`, asked between
+  // pieces of 256 KiB, stops it (a group is waiting). False when skipped, interrupted or
+  // refused: what was written is given back unsynced (so no later fdatasync writes it out),
+  // and the appends extend the file, as without.
+  bool zero_ahead(std::size_t bytes, const std::function<bool()>& interrupted);
   static constexpr std::size_t zero_ahead_room = 64;
 
   // Removes a sealed segment (never the active one) and syncs the directory. Throws fs_error.

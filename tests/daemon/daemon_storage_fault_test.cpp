@@ -14,9 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/fs/sha256.hpp"
@@ -143,6 +146,22 @@ void still_serving(const fs::path& socket, const std::string& child) {
   const json s = complete_and_wait(other, child, small);
   CHECK(s["text"] == small);
   CHECK(s["truncated"] == false);
+}
+
+// True when every thread of `pid` is asleep ('S' in its stat), on two looks 50 ms apart.
+bool all_threads_asleep(pid_t pid) {
+  const auto look = [pid] {
+    const fs::path tasks = "/proc/" + std::to_string(pid) + "/task";
+    for (const auto& task : fs::directory_iterator(tasks)) {
+      std::ifstream in(task.path() / "stat");
+      std::string line;
+      if (!std::getline(in, line) || line.at(line.rfind(')') + 2) != 'S') return false;
+    }
+    return true;
+  };
+  if (!look()) return false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return look();
 }
 
 // What the queue holds on disk, "area/name": its texts and tombstones, and its journal
@@ -293,10 +312,11 @@ TEST_CASE("killed between a group's writes and its fsync: recovery is clean and 
   const std::string before = "acknowledged before the kill\n";
   REQUIRE(complete(c, "before", before).contains("result"));
   const fs::path segment = box.queue / "journal" / "0000000000000001.log";
-  // The writer has written zeros ahead of the entries (journal::zero_ahead), with its own
-  // fdatasync, before the fault is attached: the next fdatasync on the segment is the group's.
-  REQUIRE_MESSAGE(eventually([&] { return fs::file_size(segment) > journal_end(segment); }, std::chrono::seconds(5)),
-                  "no zeros written ahead: is the disk short of space?");
+  // The writer lays zeros down ahead of the entries (journal::zero_ahead), with an fdatasync of
+  // its own, after the group: the fault is attached once every thread of the daemon sleeps
+  // (twice, 50 ms apart), so the next fdatasync on the segment is the group's.
+  REQUIRE_MESSAGE(eventually([&] { return all_threads_asleep(d.pid()); }, std::chrono::seconds(10)),
+                  "the daemon did not go idle");
   const auto end_before = journal_end(segment);
 
   syscall_fault kill_at_sync(d.pid(), segment, "fdatasync", "signal=KILL", box.run / "strace.log");
