@@ -125,13 +125,14 @@ bool pending_queue::known_already(const std::string& key) const {
 
 bool pending_queue::has_spare_text() const { return texts_.has_spare(); }
 
+bool pending_queue::changes_waiting() const {
+  std::lock_guard lock(mutex_);
+  return stopping_ || !submitted_.empty();
+}
+
 void pending_queue::keep_spare_text() {
-  {
-    std::lock_guard lock(mutex_);
-    // Changes are waiting: they go first (the next group's end tries again).
-    if (stopping_ || !submitted_.empty()) return;
-  }
-  texts_.keep_spare();  // none made: a put opens its own
+  if (changes_waiting()) return;  // they go first (the next group's end tries again)
+  texts_.keep_spare();            // none made: a put opens its own
 }
 
 void pending_queue::keep_zeros_ahead() {
@@ -139,14 +140,11 @@ void pending_queue::keep_zeros_ahead() {
   // writer seldom finds none waiting, and its groups extend the file as before: zeros laid down
   // between groups held them up (the load bench 15% slower) for a sync saved on groups that
   // were waiting anyway.
-  const auto waiting = [this] {
-    std::lock_guard lock(mutex_);
-    return stopping_ || !submitted_.empty();
-  };
-  if (waiting()) return;
+  if (changes_waiting()) return;
   // Skipped, interrupted or refused: the next groups extend the file. A window no larger than
   // a segment.
-  journal_.zero_ahead(std::min(options_.zero_ahead_bytes, options_.segment_bytes), waiting);
+  journal_.zero_ahead(std::min(options_.zero_ahead_bytes, options_.segment_bytes),
+                      [this] { return changes_waiting(); });
 }
 
 void pending_queue::put_async(const completion& c, std::string_view final_text, put_callback done) {

@@ -203,6 +203,9 @@ class pending_queue {
   void write_group(std::vector<std::shared_ptr<change>>& group);
   void apply(change& c, std::uint64_t segment, std::size_t base);  // with mutex_ held
   void after_group(std::vector<std::shared_ptr<change>>& group);
+  // Stopping, or changes submitted and not yet taken by a group (takes the lock). The writer's
+  // work between groups gives way to them.
+  bool changes_waiting() const;
   // The writer, between groups: opens an empty unnamed file in texts/ for the next large text
   // when none is held, so that its put need not create an inode first.
   void keep_spare_text();
