@@ -122,9 +122,7 @@ TEST_CASE("a tail torn at any byte: what ended before the cut comes back exactly
       copy_queue(base, copy);
       const fs::path segment = copy / "journal" / first_segment;
       if (zeroed) {
-        std::string bytes = read_file(segment);
-        std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(cut), bytes.end(), '\0');
-        write_file(segment, bytes, 0600);
+        zero_bytes(segment, cut);
       } else {
         truncate_to(segment, cut);
       }
@@ -188,9 +186,7 @@ TEST_CASE("a hole of zeros anywhere in the last groups: whole entries before it 
     const fs::path copy = tmp.path() / ("hole-" + std::to_string(hole));
     copy_queue(base, copy);
     const fs::path segment = copy / "journal" / first_segment;
-    std::string bytes = read_file(segment);
-    std::fill_n(bytes.begin() + static_cast<std::ptrdiff_t>(hole), std::min<std::size_t>(64, bytes.size() - hole), '\0');
-    write_file(segment, bytes, 0600);
+    zero_bytes(segment, hole, 64);
     opened_queue q(copy, options);
     INFO(joined(q.problems));
     std::set<std::string> back;

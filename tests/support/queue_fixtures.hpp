@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -69,6 +71,15 @@ inline void flip_byte(const std::filesystem::path& p, std::size_t offset) {
   std::string bytes = read_file(p);
   if (offset >= bytes.size()) throw std::out_of_range("flip_byte past the end of " + p.string());
   bytes[offset] = static_cast<char>(~static_cast<unsigned char>(bytes[offset]));
+  write_file(p, bytes, 0600);
+}
+
+// Sets up to `count` bytes from `offset` to zero (what a write over zeros written ahead leaves
+// where it did not reach the disk), keeping the file's size and mode.
+inline void zero_bytes(const std::filesystem::path& p, std::size_t offset, std::size_t count = SIZE_MAX) {
+  std::string bytes = read_file(p);
+  if (offset > bytes.size()) throw std::out_of_range("zero_bytes past the end of " + p.string());
+  std::fill_n(bytes.begin() + static_cast<std::ptrdiff_t>(offset), std::min(count, bytes.size() - offset), '\0');
   write_file(p, bytes, 0600);
 }
 
