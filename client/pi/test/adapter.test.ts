@@ -178,10 +178,12 @@ describe("Pi adapter", () => {
 
   test("a promise returned by sendMessage is not awaited: acknowledged at message_end; a rejection is not acknowledged", async () => {
     const s = await setup({ redeliverDelayMs: 0 });
-    let landed = false;
-    // Some Pi surfaces resolve only after the whole triggered run: this one never does.
+    // Some Pi surfaces resolve only after the whole triggered run: this one never does. The
+    // message lands when the test lands it, after the check below: a timer of 300 ms raced
+    // that check on a loaded machine (CI, 2026-12-04: checked after it had landed).
+    let sent: SentMessage | undefined;
     s.pi.sendMessageImpl = (call) => {
-      setTimeout(() => void s.pi.land(call).then(() => (landed = true)), 300);
+      sent = call;
       return new Promise<void>(() => undefined);
     };
     await busy(s);
@@ -190,8 +192,10 @@ describe("Pi adapter", () => {
     await eventually("sendMessage to be called", () => s.pi.sent.length === 1);
     await delay(150);
     assert.equal((await s.worker.status()).queue.deliveries, 1, "not acknowledged before its message_end");
+    assert.ok(sent !== undefined);
+    await s.pi.land(sent);
     await queueEmpty(s.worker);
-    assert.ok(landed, "acknowledged once landed, though the promise never settled");
+    assert.equal((await s.worker.status()).queue.deliveries, 0, "acknowledged once landed, though the promise never settled");
 
     s.pi.sendMessageImpl = () => Promise.reject(new Error("rejected later"));
     await busy(s);
