@@ -305,6 +305,11 @@ struct wait_params {
   // reader: whose tools the footers' calls are for, "pi" (default) or "claude-code"
   // (engine/text/reader_profile.hpp).
   std::string reader = "pi";
+  // withReady: the batch also takes every other child of the parent that has completed and is
+  // neither delivered nor listed by another wait (in completion order), and answers it too; it
+  // waits for none of them. Claude Code's background agents: reports that are ready together
+  // share one budget.
+  bool with_ready = false;
 };
 template <>
 struct wire::shape<wait_params> {
@@ -315,7 +320,8 @@ struct wire::shape<wait_params> {
                      when_default::omitted),
       optional_field("usage", &wait_params::usage, object_of<usage_dto>, when_default::omitted),
       optional_field("batchWith", &wait_params::batch_with, id_list{.may_be_empty = true}, when_default::omitted),
-      optional_field("reader", &wait_params::reader, one_of_strings("pi", "claude-code"), when_default::omitted)};
+      optional_field("reader", &wait_params::reader, one_of_strings("pi", "claude-code"), when_default::omitted),
+      optional_field("withReady", &wait_params::with_ready, boolean, when_default::omitted)};
 };
 struct wait_result {
   batch_dto batch;                      // flattened on the wire: sections, text, deferred, budget

@@ -133,6 +133,8 @@ class reservation {
   void keep_only(const std::vector<std::uint64_t>& admitted);
   // Gives everything back now.
   void release();
+  // Takes over what `other` (of the same ledger and parent) holds, keeping seq order.
+  void absorb(reservation&& other);
 
  private:
   friend class ledger;

@@ -39,6 +39,18 @@ void reservation::keep_only(const std::vector<std::uint64_t>& admitted) {
   if (owner_ != nullptr && !back.empty()) owner_->give_back(parent_id_, back);
 }
 
+void reservation::absorb(reservation&& other) {
+  if (other.held_.empty()) return;
+  if (owner_ == nullptr) {
+    *this = std::move(other);
+    return;
+  }
+  held_.insert(held_.end(), other.held_.begin(), other.held_.end());
+  other.held_.clear();
+  other.owner_ = nullptr;
+  std::sort(held_.begin(), held_.end(), [](const held_result& a, const held_result& b) { return a.seq < b.seq; });
+}
+
 void reservation::release() {
   if (owner_ != nullptr && !held_.empty()) owner_->give_back(parent_id_, held_);
   held_.clear();

@@ -98,6 +98,7 @@ asio::awaitable<reply<rpc::wait_result>> service::wait(std::shared_ptr<connectio
 
   // Take the completed ones (completion order); the others are where the ledger says.
   reservation taken = ledger_.reserve(p.parent_id, p.child_ids);
+  if (p.with_ready) taken.absorb(ledger_.reserve_deliverable(p.parent_id));
   wait_outcome where = ledger_.outcome_of(p.parent_id, p.child_ids, taken);
   reply<rpc::wait_result> r;
   rpc::wait_result& result = r.result;

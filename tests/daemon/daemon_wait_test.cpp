@@ -277,3 +277,47 @@ TEST_CASE("$/cancelRequest in the same write as its wait still cancels it") {
   REQUIRE_MESSAGE(answered.contains("result"), answered.dump());
   CHECK(answered["result"]["sections"][0]["text"] == "done now");
 }
+
+TEST_CASE("withReady: the batch also takes the parent's other completed children, under one budget; running and listed ones stay") {
+  daemon_process d;
+  raw_client c(d.socket());
+  std::vector<std::string> texts;
+  for (int i = 0; i < 3; ++i) texts.push_back(numbered_report(40000, 500, "r" + std::to_string(i)));
+  complete(c, "p", "r0", texts[0]);
+  complete(c, "p", "r1", texts[1]);
+  complete(c, "p", "r2", texts[2]);
+  REQUIRE(c.call("subagent/started", {{"parentId", "p"}, {"childId", "running"}})["result"]["state"] == "running");
+  complete(c, "other", "x", texts[0]);  // another parent's child is never taken
+
+  json r = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"r1"}}, {"timeoutMs", 0}, {"withReady", true}});
+  REQUIRE_MESSAGE(r.contains("result"), r.dump());
+  const json& res = r["result"];
+  REQUIRE(res["sections"].size() == 3);
+  // Completion order, each cut, all within one batch cap.
+  CHECK(res["sections"][0]["childId"] == "r0");
+  CHECK(res["sections"][1]["childId"] == "r1");
+  CHECK(res["sections"][2]["childId"] == "r2");
+  CHECK(res["text"].get<std::string>().size() <= 48 * 1024);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(res["sections"][i]["truncated"] == true);
+    check_artifact(res["sections"][i], texts[i]);
+  }
+  CHECK(res["pending"].empty());
+  // All three were consumed; the running child and the other parent's are untouched.
+  for (const char* id : {"r0", "r1", "r2"})
+    CHECK(c.call("subagent/check", {{"parentId", "p"}, {"childId", id}})["result"]["state"] == "delivered");
+  CHECK(c.call("subagent/check", {{"parentId", "p"}, {"childId", "running"}})["result"]["state"] == "running");
+  CHECK(c.call("subagent/check", {{"parentId", "other"}, {"childId", "x"}})["result"]["state"] == "completed");
+  // Without it a wait takes only what it lists.
+  complete(c, "p", "s0", texts[0]);
+  complete(c, "p", "s1", texts[1]);
+  json only = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"s1"}}, {"timeoutMs", 0}});
+  REQUIRE(only["result"]["sections"].size() == 1);
+  CHECK(only["result"]["sections"][0]["childId"] == "s1");
+  CHECK(c.call("subagent/check", {{"parentId", "p"}, {"childId", "s0"}})["result"]["state"] == "completed");
+  // A bad value is refused with the field named.
+  json bad = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"s0"}}, {"withReady", "yes"}});
+  REQUIRE(bad.contains("error"));
+  CHECK(bad["error"]["code"] == -32602);
+  CHECK(bad["error"]["message"].get<std::string>().find("withReady") != std::string::npos);
+}

@@ -206,6 +206,8 @@ export const WaitParams = object({
   batchWith: optional(strings),
   /** Whose tools the footers' calls are for; default "pi". */
   reader: optional(oneOf("pi", "claude-code")),
+  /** Also take every other completed, undelivered child of the parent into the batch. */
+  withReady: optional(bool),
 });
 export type WaitParams = Value<typeof WaitParams>;
 export const WaitResult = object({
