@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/claude_code_background.hpp"
 #include "cli/claude_code_transcript.hpp"
 #include "engine/text/batch.hpp"
 #include "engine/text/projection.hpp"
@@ -35,25 +36,6 @@ std::string with_content(const json& response, const std::string& text) {
   return post_tool_use_answer(out).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::optional<rpc::usage_dto> usage_of(const transcript_turn& turn, const hook_settings& settings) {
-  if (!settings.context_window || !turn.context_tokens || *settings.context_window <= 0) return std::nullopt;
-  rpc::usage_dto usage;
-  usage.context_window = *settings.context_window;
-  usage.tokens = std::min(*turn.context_tokens, usage.context_window);
-  usage.percent = 100.0 * static_cast<double>(*usage.tokens) / static_cast<double>(usage.context_window);
-  return usage;
-}
-
-// `start`: when no handoffd answers, start one (within the same budget), as every client that
-// needs a daemon does (client/lib/handoff/daemon_start.hpp).
-client::connection connect(const hook_settings& settings, bool start) {
-  client::options options;
-  options.socket = settings.socket;
-  options.call_timeout = settings.connect_budget;
-  if (start && (options.start = client::autostart_from_environment()))
-    options.start->timeout = std::min(options.start->timeout, settings.connect_budget);
-  return client::connection(options);
-}
 
 // A background agent launched, or an agent failed: it will not complete here, so a sibling's
 // wait must not wait for it.
@@ -143,6 +125,24 @@ std::string run_hook_event(const std::string& input, const hook_settings& settin
 
 }  // namespace
 
+std::optional<rpc::usage_dto> usage_of(const transcript_turn& turn, const hook_settings& settings) {
+  if (!settings.context_window || !turn.context_tokens || *settings.context_window <= 0) return std::nullopt;
+  rpc::usage_dto usage;
+  usage.context_window = *settings.context_window;
+  usage.tokens = std::min(*turn.context_tokens, usage.context_window);
+  usage.percent = 100.0 * static_cast<double>(*usage.tokens) / static_cast<double>(usage.context_window);
+  return usage;
+}
+
+client::connection connect(const hook_settings& settings, bool start) {
+  client::options options;
+  options.socket = settings.socket;
+  options.call_timeout = settings.connect_budget;
+  if (start && (options.start = client::autostart_from_environment()))
+    options.start->timeout = std::min(options.start->timeout, settings.connect_budget);
+  return client::connection(options);
+}
+
 std::string agent_answer_text(const json& content) {
   std::string text;
   bool first = true;
@@ -162,6 +162,18 @@ bool fits_unchanged(const std::string& text) {
   return fits(text, projection_limits{caps.per_result_bytes, caps.max_lines});
 }
 
+bool run_claude_code_deliverer(const std::string& input, const hook_settings& settings,
+                               const std::function<void(const std::string&)>& hand_over) {
+  try {
+    if (input.size() > max_hook_input_bytes) return false;
+    const json hook = json::parse(input, nullptr, false);
+    if (!hook.is_object() || hook.value("hook_event_name", "") != "UserPromptSubmit") return false;
+    return deliver_reports(hook, settings, hand_over);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 std::string run_claude_code_hook(const std::string& input, const hook_settings& settings) {
   // One place for input of unexpected types (a number where a string was meant, ...): the tool's
   // own output stands, as for any input this hook does not handle.
@@ -177,16 +189,15 @@ namespace {
 std::string run_hook_event(const std::string& input, const hook_settings& settings) {
   if (input.size() > max_hook_input_bytes) return {};
   const json hook = json::parse(input, nullptr, false);
-  if (!hook.is_object() || hook.value("tool_name", "") != "Agent") return {};
+  if (!hook.is_object()) return {};
   const std::string event = hook.value("hook_event_name", "");
-  if (event == "PreToolUse") {
-    if (!hook.contains("tool_input") || !hook["tool_input"].is_object()) return {};
-    json input_now = hook["tool_input"];
-    if (input_now.value("run_in_background", false) == false && input_now.contains("run_in_background")) return {};
-    input_now["run_in_background"] = false;
-    return json{{"hookSpecificOutput", {{"hookEventName", "PreToolUse"}, {"updatedInput", input_now}}}}.dump(
-        -1, ' ', false, json::error_handler_t::replace);
+  const std::string tool = hook.value("tool_name", "");
+  if (event == "UserPromptSubmit") return gate_notice(hook, settings);
+  if (event == "SubagentStop" || (event == "PreToolUse" && tool == "SubagentHandback")) {
+    capture_report(hook, settings);
+    return {};
   }
+  if (tool != "Agent") return {};
   if (event == "PostToolUseFailure") {
     cancel_child(hook, settings);
     return {};

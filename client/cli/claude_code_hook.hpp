@@ -12,16 +12,21 @@
 //     answer that fits (fits_unchanged) with no sibling passes as it is: no daemon call.
 //   PostToolUse, Agent, status "async_launched" (a background agent), and PostToolUseFailure of
 //     Agent: the child is cancelled in handoffd, so a sibling's wait does not wait for it.
-//   PreToolUse, Agent (installed with --foreground-agents only): runs the agent in the
-//     foreground (run_in_background: false), where its answer is bounded.
+//   SubagentStop, PreToolUse of SubagentHandback, UserPromptSubmit: a background agent's report
+//     (claude_code_background.hpp).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "cli/claude_code_transcript.hpp"
+#include "handoff/client.hpp"
 
 namespace handoff::cli {
 
@@ -40,7 +45,22 @@ struct hook_settings {
   // $CLAUDE_CODE_MAX_CONTEXT_TOKENS (which Claude Code itself honours); else unknown, and the
   // static caps apply (Claude Code tells a hook no window).
   std::optional<std::int64_t> context_window;
+  // Where the two UserPromptSubmit hooks hand bounded reports over (claude_code_spool.hpp):
+  // spool_base() unless a test says otherwise.
+  std::filesystem::path spool_base;
+  // How long the deliverer waits for its gate's decision on a notice (the gate's own budget is
+  // connect_budget per call; Claude Code kills it at hook_timeout_s).
+  std::chrono::milliseconds decision_wait{15'000};
 };
+
+// The parent's context use for a wait: the transcript's latest usage against the known window;
+// nullopt when either is unknown (the static caps apply).
+std::optional<rpc::usage_dto> usage_of(const transcript_turn& turn, const hook_settings& settings);
+
+// A connection to handoffd within the hook's budget. `start`: when no handoffd answers, start
+// one (within the same budget), as every client that needs a daemon does
+// (client/lib/handoff/daemon_start.hpp).
+client::connection connect(const hook_settings& settings, bool start);
 
 // The text of an Agent tool_response's content: every text block, joined with "\n".
 std::string agent_answer_text(const nlohmann::json& content);
@@ -50,7 +70,13 @@ std::string agent_answer_text(const nlohmann::json& content);
 bool fits_unchanged(const std::string& text);
 
 // Runs one hook invocation on `input` (the bytes of stdin). Returns what to print on stdout
-// (empty: nothing, the tool's output stands as it is).
+// (empty: nothing, the tool's output or the prompt stands as it is).
 std::string run_claude_code_hook(const std::string& input, const hook_settings& settings);
+
+// `handoff hook claude-code --deliver`, the asyncRewake UserPromptSubmit hook: hands what the
+// gate spooled to `hand_over` and returns true (exit 2), else false (exit 0).
+// claude_code_background.hpp.
+bool run_claude_code_deliverer(const std::string& input, const hook_settings& settings,
+                               const std::function<void(const std::string&)>& hand_over);
 
 }  // namespace handoff::cli

@@ -1,6 +1,9 @@
 #include "cli/claude_code_settings.hpp"
 
+#include <algorithm>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace handoff::cli {
 namespace {
@@ -8,12 +11,58 @@ namespace {
 using nlohmann::ordered_json;
 
 constexpr std::string_view hook_suffix = " hook claude-code";
+constexpr std::string_view deliver_suffix = " hook claude-code --deliver";
 constexpr std::string_view store_suffix = "/subagent-results/**)";
-constexpr const char* events[] = {"PostToolUse", "PostToolUseFailure", "PreToolUse"};
+// Every event handoff has ever put a hook under (PreToolUse on Agent: --foreground-agents, gone).
+constexpr const char* events[] = {"PostToolUse", "PostToolUseFailure", "PreToolUse", "SubagentStop", "UserPromptSubmit"};
 
 bool is_handoff_hook(const ordered_json& hook) {
-  return hook.is_object() && hook.contains("command") && hook["command"].is_string() &&
-         hook["command"].get_ref<const std::string&>().ends_with(hook_suffix);
+  if (!hook.is_object() || !hook.contains("command") || !hook["command"].is_string()) return false;
+  const std::string& command = hook["command"].get_ref<const std::string&>();
+  return command.ends_with(hook_suffix) || command.ends_with(deliver_suffix);
+}
+
+ordered_json command_hook(const std::string& command, int timeout_s) {
+  return {{"type", "command"}, {"command", command}, {"timeout", timeout_s}};
+}
+
+// handoff's matcher group for each event (claude_code_settings.hpp).
+std::vector<std::pair<const char*, ordered_json>> handoff_groups(const claude_code_entries& e) {
+  ordered_json deliver = command_hook(e.command + " --deliver", deliver_timeout_s);
+  deliver["asyncRewake"] = true;
+  deliver["rewakeMessage"] = std::string(rewake_message);
+  deliver["rewakeSummary"] = std::string(rewake_summary);
+  const auto group = [](const char* matcher, ordered_json hooks) {
+    ordered_json g = ordered_json::object();
+    if (matcher != nullptr) g["matcher"] = matcher;
+    g["hooks"] = std::move(hooks);
+    return g;
+  };
+  return {
+      {"PostToolUse", group("Agent", {command_hook(e.command, hook_timeout_s)})},
+      {"PostToolUseFailure", group("Agent", {command_hook(e.command, hook_timeout_s)})},
+      {"PreToolUse", group("SubagentHandback", {command_hook(e.command, capture_timeout_s)})},
+      {"SubagentStop", group(nullptr, {command_hook(e.command, capture_timeout_s)})},
+      {"UserPromptSubmit", group(nullptr, {command_hook(e.command, capture_timeout_s), deliver})},
+  };
+}
+
+// Where handoff's group of `event` stood: the index of the first group holding a hook of
+// handoff's, counted among the groups that stay; npos when there is none.
+std::size_t handoff_position(const ordered_json& groups) {
+  if (!groups.is_array()) return std::string::npos;
+  std::size_t staying = 0;
+  for (const ordered_json& group : groups) {
+    if (!group.is_object() || !group.contains("hooks") || !group["hooks"].is_array()) {
+      ++staying;
+      continue;
+    }
+    const ordered_json& hooks = group["hooks"];
+    const std::size_t mine = static_cast<std::size_t>(std::count_if(hooks.begin(), hooks.end(), is_handoff_hook));
+    if (mine > 0) return staying;
+    ++staying;
+  }
+  return std::string::npos;
 }
 
 bool is_handoff_rule(const ordered_json& rule, std::string_view own) {
@@ -83,16 +132,25 @@ ordered_json without_handoff(ordered_json settings, const std::string& artifact_
 }
 
 ordered_json with_handoff(ordered_json settings, const claude_code_entries& entries) {
+  // An earlier install's groups are replaced where they stood; new ones go last.
+  std::vector<std::size_t> positions;
+  const auto groups = handoff_groups(entries);
+  for (const auto& [event, group] : groups)
+    positions.push_back(settings.is_object() && settings.contains("hooks") && settings["hooks"].is_object() &&
+                                settings["hooks"].contains(event)
+                            ? handoff_position(settings["hooks"][event])
+                            : std::string::npos);
   settings = without_handoff(std::move(settings), entries.artifact_dir);
-  const ordered_json group = {
-      {"matcher", "Agent"},
-      {"hooks", ordered_json::array({{{"type", "command"}, {"command", entries.command}, {"timeout", hook_timeout_s}}})}};
   if (!settings.contains("hooks")) settings["hooks"] = ordered_json::object();
   ordered_json& hooks = settings["hooks"];
-  for (const char* event : events) {
-    if (std::string_view(event) == "PreToolUse" && !entries.foreground_agents) continue;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto& [event, group] = groups[i];
     if (!hooks.contains(event)) hooks[event] = ordered_json::array();
-    hooks[event].push_back(group);
+    ordered_json& list = hooks[event];
+    if (positions[i] < list.size())
+      list.insert(list.begin() + static_cast<std::ptrdiff_t>(positions[i]), group);
+    else
+      list.push_back(group);
   }
   if (!settings.contains("permissions")) settings["permissions"] = ordered_json::object();
   ordered_json& permissions = settings["permissions"];

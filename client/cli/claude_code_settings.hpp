@@ -1,20 +1,29 @@
 // handoff's entries in a Claude Code settings file (`~/.claude/settings.json`, or a project's
 // `.claude/settings.json`), merged into what is there and taken out again exactly.
 //
-// handoff's entries, and nothing else, are:
-//   hooks.PostToolUse        {"matcher": "Agent", "hooks": [{"type": "command", "command":
-//   hooks.PostToolUseFailure  "'<handoff>' hook claude-code", "timeout": 1800}]}
-//   hooks.PreToolUse         the same, only with --foreground-agents
-//   permissions.allow        "Read(/<artifact-dir>/**)": Claude Code's Read may read the artifact
-//                            store without a prompt (that directory only, read only)
-// An entry is handoff's when its command ends in " hook claude-code" (whatever the path of the
-// handoff that wrote it), so installing again from another build replaces it; the allow rule is
-// handoff's when it is the rule of the store named (--artifact-dir, else the default) or names
-// a default-named store, `Read(/.../subagent-results/**)`. Everything else in the file is kept as
-// it is, in its order. Installing twice is installing once.
+// handoff's entries, and nothing else, are (COMMAND: the quoted handoff + " hook claude-code"):
+//   hooks.PostToolUse         {"matcher": "Agent", "hooks": [{"type": "command", "command":
+//   hooks.PostToolUseFailure   COMMAND, "timeout": 1800}]}: a foreground agent's answer
+//   hooks.PreToolUse          {"matcher": "SubagentHandback", "hooks": [COMMAND, timeout 30]}:
+//                             an auto-mode agent's report, read (never rewritten)
+//   hooks.SubagentStop        {"hooks": [COMMAND, timeout 30]}: a background agent's report
+//   hooks.UserPromptSubmit    {"hooks": [COMMAND, timeout 30; COMMAND + " --deliver" with
+//                             "asyncRewake": true, rewakeMessage, rewakeSummary, timeout 60]}:
+//                             the notice blocked once its bounded copy is ready, and that copy
+//                             handed to the model (claude_code_background.hpp)
+//   permissions.allow         "Read(/<artifact-dir>/**)": Claude Code's Read may read the artifact
+//                             store without a prompt (that directory only, read only)
+// A hook is handoff's when its command ends in " hook claude-code" or " hook claude-code
+// --deliver" (whatever the path of the handoff that wrote it), so installing again from another
+// build replaces it, where it stood; an older install's PreToolUse group on Agent
+// (--foreground-agents, which Claude Code's interactive UI ignores) goes. The allow rule is
+// handoff's when it is the rule of the store named (--artifact-dir, else the default) or names a
+// default-named store, `Read(/.../subagent-results/**)`. Everything else in the file is kept as it
+// is, in its order. Installing twice is installing once.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -23,10 +32,16 @@ namespace handoff::cli {
 struct claude_code_entries {
   std::string command;        // the hook command: the quoted handoff executable + " hook claude-code"
   std::string artifact_dir;   // absolute; its Read allow rule
-  bool foreground_agents = false;
 };
 
-inline constexpr int hook_timeout_s = 1800;  // Claude Code's timeout for handoff's hook, seconds
+inline constexpr int hook_timeout_s = 1800;   // the Agent hooks' timeout, seconds (a wait for siblings)
+inline constexpr int capture_timeout_s = 30;  // SubagentStop, SubagentHandback and the gate, seconds
+inline constexpr int deliver_timeout_s = 60;  // the deliverer (it waits up to 15 s for the gate), seconds
+// What the model reads before a bounded copy, and the user sees on the screen when it arrives.
+inline constexpr std::string_view rewake_message =
+    "A background agent's report, bounded by handoff (its first and last lines; the footer says how to read the "
+    "rest):";
+inline constexpr std::string_view rewake_summary = "handoff: bounded subagent report delivered";
 
 // `settings` with handoff's entries put in (replacing any earlier ones of handoff's).
 nlohmann::ordered_json with_handoff(nlohmann::ordered_json settings, const claude_code_entries& entries);

@@ -94,6 +94,10 @@ transcript_turn read_transcript_turn(const std::filesystem::path& path, const st
       message_lines.clear();
       message_id = id;
     }
+    if (tool_use_id.empty()) {
+      if (turn.context_tokens) break;  // the usage alone was asked for
+      continue;
+    }
     found = found || holds_call(*entry);
     message_lines.push_back(std::move(*entry));
   }

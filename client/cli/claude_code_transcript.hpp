@@ -33,7 +33,7 @@ struct transcript_turn {
   // plus its output. nullopt when none was found.
   std::optional<std::int64_t> context_tokens;
   // The Agent calls of the assistant message that holds `tool_use_id`, in order (that one
-  // included); empty when it was not found.
+  // included); empty when it was not found or `tool_use_id` is empty (the usage alone).
   std::vector<agent_call> agents;
 };
 

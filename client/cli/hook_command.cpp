@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cli/claude_code_hook.hpp"
+#include "cli/claude_code_spool.hpp"
 
 namespace handoff::cli {
 namespace {
@@ -40,12 +41,21 @@ std::optional<std::int64_t> positive_env(const char* name) {
   return n;
 }
 
-int run_hook(const daemon_options& daemon) {
+int run_hook(const daemon_options& daemon, bool deliver) {
   hook_settings settings;
+  settings.spool_base = spool_base();
   settings.socket = daemon.socket;
   settings.context_window = positive_env("HANDOFF_CONTEXT_WINDOW");
   if (!settings.context_window) settings.context_window = positive_env("CLAUDE_CODE_MAX_CONTEXT_TOKENS");
   if (const auto ms = positive_env("HANDOFF_HOOK_SIBLINGS_WAIT_MS")) settings.siblings_wait = std::chrono::milliseconds(*ms);
+  if (deliver) {
+    // Claude Code wakes the model with stderr when an asyncRewake hook exits 2.
+    const bool handed = run_claude_code_deliverer(read_stdin(max_hook_input_bytes), settings, [](const std::string& text) {
+      if (std::fwrite(text.data(), 1, text.size(), stderr) != text.size() || std::fflush(stderr) != 0)
+        throw std::runtime_error("stderr");
+    });
+    return handed ? 2 : exit_ok;
+  }
   const std::string out = run_claude_code_hook(read_stdin(max_hook_input_bytes), settings);
   if (!out.empty()) {
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -61,13 +71,17 @@ command add_hook_command(CLI::App& app, std::shared_ptr<const daemon_options> da
   CLI::App* hook = add_daemon_subcommand(app, "hook", "Hooks a harness runs (installed by `handoff setup`)");
   hook->require_subcommand(1);
   CLI::App* claude = hook->add_subcommand(
-      "claude-code", "Claude Code's PostToolUse/PreToolUse hook for Agent: one hook input on stdin, its answer on stdout");
+      "claude-code", "Claude Code's hooks (Agent, SubagentStop, SubagentHandback, UserPromptSubmit): one hook input on "
+                     "stdin, its answer on stdout");
   claude->fallthrough();
+  auto deliver = std::make_shared<bool>(false);
+  claude->add_flag("--deliver", *deliver,
+                   "The asyncRewake UserPromptSubmit hook: hand the bounded background reports over (stderr, exit 2)");
   claude->footer(
       "Environment: HANDOFF_CONTEXT_WINDOW (else CLAUDE_CODE_MAX_CONTEXT_TOKENS): the parent model's context "
       "window, tokens, for the dynamic budget (unknown: static caps); HANDOFF_HOOK_SIBLINGS_WAIT_MS: how long a "
-      "result waits for the turn's other agents [1500000]. Always exits 0.");
-  return command{hook, [daemon] { return run_hook(*daemon); }};
+      "result waits for the turn's other agents [1500000]. Exits 0, or 2 with --deliver when it hands reports over.");
+  return command{hook, [daemon, deliver] { return run_hook(*daemon, *deliver); }};
 }
 
 }  // namespace handoff::cli

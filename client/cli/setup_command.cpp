@@ -26,7 +26,6 @@ struct setup_options {
   std::string package;       // pi --package DIR: the @handoff/pi package to register
   bool remove = false;
   bool dry_run = false;
-  bool foreground_agents = false;
 };
 
 int failed(std::string_view target, std::string_view why, int status = exit_failure) {
@@ -77,7 +76,6 @@ int run_claude_code(const setup_options& options) {
                     append_shell_word(entries.command, self.empty() ? std::string("handoff") : self.string());
                     entries.command += " hook claude-code";
                     entries.artifact_dir = artifact_dir;
-                    entries.foreground_agents = options.foreground_agents;
                     return with_handoff(std::move(settings), entries);
                   });
     return exit_ok;
@@ -164,8 +162,6 @@ command add_setup_command(CLI::App& app) {
   claude->add_option("--project", options->project, "Edit DIR/.claude/settings.json instead of the user's settings");
   claude->add_option("--artifact-dir", options->artifact_dir,
                      "The artifact store Read may read [handoffd's default, ~/.pi/agent/cache/openpi/subagent-results]");
-  claude->add_flag("--foreground-agents", options->foreground_agents,
-                   "Also run every Agent call in the foreground (a PreToolUse hook), where its answer is bounded");
   CLI::App* pi = setup->add_subcommand(
       "pi", "Pi: the @handoff/pi package in Pi's packages, and the pi-subagents bridge when pi-subagents is installed "
             "(${PI_CODING_AGENT_DIR:-~/.pi/agent}/settings.json)");

@@ -1,4 +1,4 @@
-// `handoff setup claude-code [--project DIR] [--remove] [--dry-run] [--foreground-agents]`:
+// `handoff setup claude-code [--project DIR] [--remove] [--dry-run]`:
 // installs handoff's hooks into Claude Code's settings, or takes them out again
 // (claude_code_settings.hpp says exactly what it writes).
 #pragma once

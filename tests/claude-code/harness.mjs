@@ -100,7 +100,8 @@ export class World {
 
   async close() {
     await this.stopDaemon();
-    fs.rmSync(this.dir, { recursive: true, force: true });
+    // Claude Code's hooks may still be finishing in HOME as it is killed.
+    fs.rmSync(this.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   }
 }
 

@@ -66,7 +66,17 @@ function sse(res, event, data) {
 
 let nextId = 1;
 
-function stream(res, request, answer) {
+// Auto mode asks the API to review each tool call (`safeguards`); the real API answers in
+// `message_delta` with every tool use evaluated. `review: 'server'` answers so (no prompts);
+// `review: 'none'` leaves it out, as an API that cannot review would, and Claude Code falls back
+// to its own local check (a side request answered by `respond` like any other).
+function safeguardResults(request, toolIds) {
+  if (!Array.isArray(request.safeguards) || request.safeguards.length === 0) return undefined;
+  const tool_uses = Object.fromEntries(toolIds.map((id) => [id, { type: 'evaluated', outcome: 'not_flagged' }]));
+  return request.safeguards.map((g) => ({ type: g.type, status: { type: 'available', tool_uses } }));
+}
+
+function stream(res, request, answer, review) {
   const usage = { input_tokens: 1000, output_tokens: 10, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...(answer.usage ?? {}) };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const id = `msg_${nextId++}`;
@@ -84,8 +94,10 @@ function stream(res, request, answer) {
     sse(res, 'content_block_stop', { type: 'content_block_stop', index });
     index++;
   }
+  const toolIds = [];
   for (const tool of answer.tools ?? []) {
     const toolId = tool.id ?? `toolu_${String(nextId++).padStart(6, '0')}`;
+    toolIds.push(toolId);
     sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: toolId, name: tool.name, input: {} } });
     sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(tool.input) } });
     sse(res, 'content_block_stop', { type: 'content_block_stop', index });
@@ -93,7 +105,10 @@ function stream(res, request, answer) {
   }
   sse(res, 'message_delta', {
     type: 'message_delta',
-    delta: { stop_reason: answer.tools?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+    delta: {
+      stop_reason: answer.tools?.length ? 'tool_use' : 'end_turn', stop_sequence: null,
+      ...(review === 'server' && safeguardResults(request, toolIds) ? { safeguard_results: safeguardResults(request, toolIds) } : {}),
+    },
     usage: { output_tokens: usage.output_tokens },
   });
   sse(res, 'message_stop', { type: 'message_stop' });
@@ -102,7 +117,7 @@ function stream(res, request, answer) {
 
 // Starts the model. `respond(request)` may be async. Resolves to { url, requests, close }; every
 // /v1/messages request body is kept in `requests` for the test to look at.
-export async function startModel(respond) {
+export async function startModel(respond, { review = 'server' } = {}) {
   const requests = [];
   const server = http.createServer((req, res) => {
     const chunks = [];
@@ -133,7 +148,7 @@ export async function startModel(respond) {
             }));
             return;
           }
-          stream(res, body, answer);
+          stream(res, body, answer, review);
         } catch (e) {
           res.writeHead(500, { 'content-type': 'application/json' })
             .end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: String(e?.stack ?? e) } }));

@@ -1,0 +1,249 @@
+#include "cli/claude_code_background.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "cli/claude_code_notice.hpp"
+#include "cli/claude_code_spool.hpp"
+#include "cli/claude_code_transcript.hpp"
+#include "engine/text/reader_profile.hpp"
+
+namespace handoff::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string grouped(std::size_t n) {
+  std::string digits = std::to_string(n);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(static_cast<std::size_t>(at), ",");
+  return digits;
+}
+
+bool is_rpc(const client::client_error& e, rpc::errc code) {
+  return e.kind() == client::error_kind::rpc && e.code() == code;
+}
+
+// The latest report of `agent` handoffd holds (its check), or nullopt when it holds none.
+std::optional<rpc::check_result> latest_report(client::connection& c, const std::string& parent,
+                                               const std::string& agent) {
+  std::optional<rpc::check_result> last;
+  for (int n = 1; n <= max_reports_per_agent; ++n) {
+    try {
+      last = c.check({parent, report_child(agent, n)});
+    } catch (const client::client_error& e) {
+      if (is_rpc(e, rpc::errc::unknown_child) || is_rpc(e, rpc::errc::unknown_parent)) break;
+      throw;
+    }
+  }
+  return last;
+}
+
+// The agent's report as its own final answer: SubagentStop's last_assistant_message, or the
+// message of its SubagentHandback call. Empty when the event carries none.
+std::string report_text(const json& hook) {
+  const std::string event = hook.value("hook_event_name", "");
+  if (event == "SubagentStop") {
+    const auto it = hook.find("last_assistant_message");
+    return it != hook.end() && it->is_string() ? it->get<std::string>() : std::string();
+  }
+  if (event == "PreToolUse" && hook.value("tool_name", "") == "SubagentHandback") {
+    const auto input = hook.find("tool_input");
+    if (input == hook.end() || !input->is_object()) return {};
+    const auto message = input->find("message");
+    return message != input->end() && message->is_string() ? message->get<std::string>() : std::string();
+  }
+  return {};
+}
+
+// SubagentStop lists the session's background tasks: the agent's title is its description
+// there. A foreground agent is not listed; its answer is its Agent call's tool result, bounded
+// by the PostToolUse hook, so it is not captured here. nullopt: a foreground agent.
+std::optional<std::string> background_title(const json& hook, const std::string& agent) {
+  const auto tasks = hook.find("background_tasks");
+  if (hook.value("hook_event_name", "") != "SubagentStop" || tasks == hook.end() || !tasks->is_array())
+    return std::string();
+  for (const json& t : *tasks)
+    if (t.is_object() && t.value("id", "") == agent) {
+      const auto d = t.find("description");
+      return d != t.end() && d->is_string() ? d->get<std::string>() : std::string();
+    }
+  return std::nullopt;
+}
+
+struct gate_answer {
+  bool block = false;
+  std::string output;  // what the gate prints
+};
+
+gate_answer block(const std::string& reason) {
+  return {true, dump(json{{"decision", "block"}, {"reason", reason}})};
+}
+
+// The notice goes to the model as Claude Code made it; a long one with one line saying so.
+gate_answer pass(const agent_notice& notice, const std::string& why) {
+  if (!notice.cut && fits_unchanged(std::string(notice.report))) return {};
+  return {false, dump(json{{"hookSpecificOutput",
+                            {{"hookEventName", "UserPromptSubmit"},
+                             {"additionalContext", "[handoff: this agent's report was not bounded (" + why +
+                                                       "); Claude Code's own copy of it is all there is]"}}}})};
+}
+
+// The bounded copy the model is handed instead of a report `wait` deferred: where to get it.
+std::string held_back_note(const std::string& parent, const std::string& child, std::size_t bytes) {
+  const std::string self = rpc::own_executable().string();
+  std::string command;
+  append_shell_word(command, self.empty() ? std::string("handoff") : self);
+  command += " wait --reader claude-code --parent ";
+  append_shell_word(command, parent);
+  command.push_back(' ');
+  append_shell_word(command, child);
+  return "[handoff: a background agent's report (" + grouped(bytes) +
+         " bytes) was held back to keep this turn within its budget; it is kept in handoffd. Get it when you "
+         "have room: Bash `" + command + "`]";
+}
+
+gate_answer decide(report_spool& spool, const json& hook, const agent_notice& notice, const hook_settings& settings) {
+  const std::string session = hook.value("session_id", "");
+  try {
+    client::connection c = connect(settings, true);
+    // Reports let through unbounded before: out of handoffd, so no later batch hands them over
+    // a second time.
+    for (const std::string& agent : spool.passed()) {
+      if (const auto r = latest_report(c, session, agent); r && r->state == "completed")
+        c.cancel({session, {r->child_id}});
+      spool.forget_passed(agent);
+    }
+    const std::optional<rpc::check_result> report = latest_report(c, session, notice.agent_id);
+    if (!report) return pass(notice, "its full text never reached handoffd");
+    if (spool.holds(report->child_id)) return block("handoff: report already delivered, bounded, with another agent's");
+    if (report->state != "completed") return pass(notice, "handoffd had already handed it over (" + report->state + ")");
+
+    rpc::wait_params wait;
+    wait.parent_id = session;
+    wait.child_ids = {report->child_id};
+    wait.timeout_ms = 0;
+    wait.with_ready = true;
+    wait.reader = std::string(claude_code_reader.name);
+    wait.usage = usage_of(read_transcript_turn(hook.value("transcript_path", ""), ""), settings);
+    const rpc::wait_result taken = c.wait(wait);
+    std::vector<std::string> children;
+    const rpc::section_dto* mine = nullptr;
+    for (const rpc::section_dto& s : taken.batch.sections) {
+      children.push_back(s.child_id);
+      if (s.child_id == report->child_id) mine = &s;
+    }
+    std::string text = taken.batch.text;
+    const std::size_t full = report->bytes.value_or(0);
+    if (mine == nullptr) {
+      if (!text.empty()) text += "\n\n---\n\n";
+      text += held_back_note(session, report->child_id, full);
+      children.push_back(report->child_id);
+    }
+    spool.put(children, text);
+    if (mine == nullptr) return block("handoff: report (" + grouped(full) + " bytes) held back for budget; a note follows");
+    return block("handoff: report bounded, " + grouped(full) + " -> " + grouped(mine->text.size()) +
+                 " bytes, full text kept; the bounded copy follows");
+  } catch (const std::exception& e) {
+    try {
+      spool.note_passed(notice.agent_id);
+    } catch (const std::exception&) {
+      // nothing more to do: at worst a later batch hands the report over a second time
+    }
+    return pass(notice, std::string("handoffd: ") + e.what());
+  }
+}
+
+}  // namespace
+
+std::string report_child(const std::string& agent_id, int n) {
+  return n <= 1 ? agent_id : agent_id + "." + std::to_string(n);
+}
+
+void capture_report(const json& hook, const hook_settings& settings) {
+  const std::string parent = hook.value("session_id", "");
+  const std::string agent = hook.value("agent_id", "");
+  const std::string text = report_text(hook);
+  if (parent.empty() || !plausible_agent_id(agent) || text.empty() || fits_unchanged(text)) return;
+  const std::optional<std::string> title = background_title(hook, agent);
+  if (!title) return;
+  try {
+    client::connection c = connect(settings, true);
+    rpc::completed_params done;
+    done.parent_id = parent;
+    done.title = *title;
+    done.status = "done";
+    done.final_text = text;
+    for (int n = 1; n <= max_reports_per_agent; ++n) {
+      done.child_id = report_child(agent, n);
+      try {
+        c.completed(done);
+        return;
+      } catch (const client::client_error& e) {
+        if (!is_rpc(e, rpc::errc::conflict)) throw;  // an earlier, different report: the next name
+      }
+    }
+  } catch (const std::exception&) {
+    // Not held: the gate finds no report and lets Claude Code's notice through, saying so.
+  }
+}
+
+std::string gate_notice(const json& hook, const hook_settings& settings) {
+  const std::string prompt = hook.value("prompt", "");
+  const agent_notice notice = parse_agent_notice(prompt);
+  const std::string session = hook.value("session_id", "");
+  if (notice.kind == notice_kind::other || session.empty()) return {};
+  std::optional<report_spool> spool;
+  try {
+    spool = report_spool::open_locked(settings.spool_base, session, true);
+  } catch (const std::exception& e) {
+    return pass(notice, std::string("its spool: ") + e.what()).output;
+  }
+  const gate_answer answer = decide(*spool, hook, notice, settings);
+  try {
+    spool->decide(prompt_key(session, prompt), answer.block ? "block" : "pass");
+  } catch (const std::exception&) {
+    // The deliverer then waits out decision_wait and hands over what is pending anyway.
+  }
+  return answer.output;
+}
+
+bool deliver_reports(const json& hook, const hook_settings& settings,
+                     const std::function<void(const std::string&)>& hand_over) {
+  const std::string prompt = hook.value("prompt", "");
+  const std::string session = hook.value("session_id", "");
+  if (session.empty()) return false;
+  if (parse_agent_notice(prompt).kind != notice_kind::other) {
+    // A notice: hand over nothing before its gate has decided (and put its copy in the spool).
+    const std::string key = prompt_key(session, prompt);
+    const auto give_up = std::chrono::steady_clock::now() + settings.decision_wait;
+    while (!report_spool::decision(settings.spool_base, session, key) && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    report_spool::forget_decision(settings.spool_base, session, key);
+  }
+  try {
+    std::optional<report_spool> spool = report_spool::open_locked(settings.spool_base, session, false);
+    if (!spool) return false;
+    const std::vector<spool_entry> pending = spool->pending();
+    if (pending.empty()) return false;
+    std::string text;
+    for (const spool_entry& e : pending) {
+      if (!text.empty()) text += "\n\n---\n\n";
+      text += e.text;
+    }
+    // Handed over, then marked: Claude Code takes the text only when the hook exits 2, so a
+    // deliverer killed before it marks them hands over nothing and the copies stay pending for
+    // the next one. Only a kill between the marking and the exit loses them (microseconds).
+    hand_over(text);
+    for (const spool_entry& e : pending) spool->mark_delivered(e);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace handoff::cli

@@ -1,0 +1,80 @@
+#include "cli/claude_code_notice.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace handoff::cli {
+namespace {
+
+
+// The text between `open` and the first `close` after it, from `from`; npos-empty when absent.
+std::string_view between(std::string_view s, std::string_view open, std::string_view close) {
+  const std::size_t a = s.find(open);
+  if (a == std::string_view::npos) return {};
+  const std::size_t b = s.find(close, a + open.size());
+  if (b == std::string_view::npos) return {};
+  return s.substr(a + open.size(), b - a - open.size());
+}
+
+// Claude Code's own cut marker: "... [71672 characters truncated] ...".
+bool has_truncation_marker(std::string_view report) {
+  static constexpr std::string_view tail = " characters truncated] ...";
+  for (std::size_t at = report.find(tail); at != std::string_view::npos; at = report.find(tail, at + 1)) {
+    std::size_t digits = at;
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(report[digits - 1]))) --digits;
+    if (digits < at && digits >= 5 && report.substr(digits - 5, 5) == "... [") return true;
+  }
+  return false;
+}
+
+agent_notice task_notification(std::string_view prompt) {
+  agent_notice n;
+  const std::string_view id = between(prompt, "<task-id>", "</task-id>");
+  const std::size_t open = prompt.find("<result>");
+  const std::size_t close = prompt.rfind("</result>");
+  if (!plausible_agent_id(id) || open == std::string_view::npos || close == std::string_view::npos ||
+      close < open + 8)
+    return n;
+  n.kind = notice_kind::task_notification;
+  n.agent_id = std::string(id);
+  n.report = prompt.substr(open + 8, close - open - 8);
+  n.cut = has_truncation_marker(n.report);
+  return n;
+}
+
+agent_notice hand_back(std::string_view prompt) {
+  agent_notice n;
+  static constexpr std::string_view from = "<agent-message from=\"";
+  const std::size_t end = prompt.find('"', from.size());
+  if (end == std::string_view::npos) return n;
+  const std::string_view id = prompt.substr(from.size(), end - from.size());
+  static constexpr std::string_view follows = "The report follows:\n";
+  const std::size_t body = prompt.find(follows);
+  if (!plausible_agent_id(id) || prompt.find("[Subagent hand-back]") == std::string_view::npos ||
+      body == std::string_view::npos)
+    return n;
+  n.kind = notice_kind::hand_back;
+  n.agent_id = std::string(id);
+  std::string_view report = prompt.substr(body + follows.size());
+  if (const std::size_t close = report.rfind("</agent-message>"); close != std::string_view::npos)
+    report = report.substr(0, close);
+  n.report = report;
+  n.cut = report.find("<persisted-output>") != std::string_view::npos;
+  return n;
+}
+
+}  // namespace
+
+bool plausible_agent_id(std::string_view id) noexcept {
+  return !id.empty() && id.size() <= max_agent_id_bytes && std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+agent_notice parse_agent_notice(std::string_view prompt) {
+  if (prompt.starts_with("<task-notification>\n<task-id>")) return task_notification(prompt);
+  if (prompt.starts_with("<agent-message from=\"")) return hand_back(prompt);
+  return {};
+}
+
+}  // namespace handoff::cli

@@ -1,0 +1,45 @@
+// What a UserPromptSubmit hook of Claude Code 2.1.328 is handed when a background agent ends:
+// not a prompt the user typed, but Claude Code's own notice carrying the agent's report.
+//
+//   <task-notification>\n<task-id>ID</task-id>\n...<result>REPORT</result>...  (default and
+//     acceptEdits modes): REPORT is the agent's final text, cut by Claude Code to its first and
+//     last 50,000 characters when longer ("... [N characters truncated] ...");
+//   <agent-message from="ID">\n[Subagent hand-back] ... The report follows:\nREPORT  (auto mode,
+//     the agent's SubagentHandback call): REPORT indented two spaces, or from about 83.5 KB on a
+//     <persisted-output> head-only preview of 2 KB.
+//
+// Anything else (a prompt the user typed, the wake-up of an asyncRewake hook, whose notification
+// has a <summary> and no <task-id>) is `other`. The ID is the agent's id (SubagentStop's
+// `agent_id`), at most max_agent_id_bytes of [A-Za-z0-9_-]; a notice naming anything else is
+// `other` too.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace handoff::cli {
+
+inline constexpr std::size_t max_agent_id_bytes = 128;
+
+enum class notice_kind {
+  other,              // not an agent's report
+  task_notification,  // <task-notification> with a <task-id> and a <result>
+  hand_back,          // <agent-message from=...> [Subagent hand-back]
+};
+
+struct agent_notice {
+  notice_kind kind = notice_kind::other;
+  std::string agent_id;     // the agent the report is from
+  std::string_view report;  // the report as Claude Code shows it (a view into the prompt)
+  // Claude Code showed less than the whole report: its "characters truncated" cut, or a
+  // persisted-output preview.
+  bool cut = false;
+};
+
+agent_notice parse_agent_notice(std::string_view prompt);
+
+// True when `id` may name an agent: 1..max_agent_id_bytes of [A-Za-z0-9_-] (also a file name).
+bool plausible_agent_id(std::string_view id) noexcept;
+
+}  // namespace handoff::cli

@@ -1,0 +1,295 @@
+// handoff inside the interactive Claude Code 2.1.328, as people run it: `claude` in a terminal
+// (tmux), a user typing, every Agent call a background agent. `handoff setup claude-code`, then
+// a scripted model whose parent delegates; the child's report reaches the parent as Claude
+// Code's notice, which handoff's UserPromptSubmit gate blocks once its bounded copy is spooled,
+// and its asyncRewake deliverer hands that copy to the model.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { test } from 'node:test';
+
+import { World, longAnswer, footerCalls, planCalls, readLines } from './harness.mjs';
+import { startModel, firstUserText, newestTurn, contentText, toolResults } from './scripted-anthropic.mjs';
+import { Tui } from './tui.mjs';
+
+const KiB = 1024;
+const bytes = (s) => Buffer.byteLength(s, 'utf8');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const rewakeMark = "A background agent's report, bounded by handoff";
+
+// The text of every message of a request, one string.
+const requestText = (req) => (req.messages ?? []).map((m) => contentText(m.content)).join('\n');
+const turnText = (req) => newestTurn(req).map((m) => contentText(m.content)).join('\n');
+
+// A parent that, when the user types "delegate", launches one background agent per prompt in
+// `agents`; children answer by their prompt's key in `answers` (in auto mode through
+// SubagentHandback, as Claude Code tells them to). With `follow`, the parent makes every call the
+// footer of a bounded copy names, through Claude Code's own Read and Bash.
+function script({ agents, answers, follow = false, childDelayMs = 0 }) {
+  const seen = { parentRequests: [], bounded: [], followCalls: [], followResults: undefined, artifact: undefined, typed: [] };
+  let round = 0;
+  const respond = async (req) => {
+    const first = firstUserText(req);
+    for (const [key, answer] of Object.entries(answers)) {
+      if (!first.includes(key)) continue;
+      if (req.tools?.some((t) => t.name === 'SubagentHandback')) {
+        if (toolResults(req).size > 0) return { text: 'handed back' };
+        if (childDelayMs) await sleep(childDelayMs);
+        return { tools: [{ name: 'SubagentHandback', input: { message: answer } }] };
+      }
+      if (childDelayMs) await sleep(childDelayMs);
+      return { text: answer };
+    }
+    if (!req.tools?.length) return { text: 'ok' };  // Claude Code's own side requests
+    if (/You are a security monitor/.test(JSON.stringify(req.system ?? ''))) return { text: '<severity>5' };
+    seen.parentRequests.push(req);
+    const turn = turnText(req);
+    for (const line of turn.split('\n')) if (line.startsWith('typed:')) seen.typed.push(line);
+    if (turn.includes('delegate')) {
+      return {
+        tools: agents.map((prompt, i) => ({
+          name: 'Agent', input: { description: `audit ${i + 1}`, prompt, subagent_type: 'general-purpose' },
+        })),
+      };
+    }
+    const results = toolResults(req);
+    if (seen.followCalls.length > 0 && results.size > 0 && !seen.followResults) {
+      seen.followResults = [...results.keys()].sort((a, b) => Number(a.split('_').pop()) - Number(b.split('_').pop())).map((k) => results.get(k));
+      if (seen.planCommand && seen.followCalls.length === 1) {
+        seen.planOutput = seen.followResults[0].text;
+        seen.followCalls = planCalls(seen.planOutput);
+        seen.followResults = undefined;
+        return { tools: toolCalls(seen.followCalls) };
+      }
+      return { text: 'read it all' };
+    }
+    if (turn.includes(rewakeMark)) {
+      const copy = turn.slice(turn.indexOf(rewakeMark));
+      seen.bounded.push(copy);
+      if (follow && seen.followCalls.length === 0 && copy.includes('[Truncated: ')) {
+        const { calls, artifact } = footerCalls(copy);
+        seen.artifact = artifact;
+        if (calls.length === 1 && calls[0].tool === 'Bash' && calls[0].command.includes(' --plan ')) seen.planCommand = calls[0].command;
+        seen.followCalls = calls;
+        return { tools: toolCalls(calls) };
+      }
+    }
+    return { text: 'noted.' };
+  };
+  const toolCalls = (calls) => {
+    round++;
+    return calls.map((c, i) => ({
+      id: `toolu_follow_${round}_${i}`,
+      ...(c.tool === 'Read'
+        ? { name: 'Read', input: { file_path: seen.artifact, offset: c.offset, limit: c.limit } }
+        : { name: 'Bash', input: { command: c.command, description: 'read omitted text back' } }),
+    }));
+  };
+  return { respond, seen };
+}
+
+// Runs one interactive session: `claude` in `mode`, the user types "delegate", then waits until
+// `done(seen)` holds (or fails after `timeoutMs`). Returns { seen, screen, model }.
+async function session(world, respond, seen, { mode = 'acceptEdits', review = 'server', done, timeoutMs = 120_000, during, env = {} } = {}) {
+  const model = await startModel(respond, { review });
+  const tui = new Tui(world, model.url, { mode, env });
+  try {
+    await tui.waitFor(/❯/);
+    await sleep(1000);
+    await tui.type('delegate the audit');
+    if (during) await during(tui);
+    await until(tui, world, () => done(seen), timeoutMs);
+    await sleep(1500);  // anything that would still arrive (a second copy, the notice itself)
+    return { screen: tui.screen(), printed: tui.printed(), requests: model.requests };
+  } finally {
+    await tui.close();
+    await model.close();
+  }
+}
+
+// Waits for `cond`, answering Claude Code's permission prompts as a user who approves them would
+// (the footer's Bash command asks once in default and acceptEdits modes).
+async function until(tui, world, cond, timeoutMs) {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    const screen = tui.screen();
+    if (Date.now() > end) throw new Error(`timed out; screen:\n${screen}\nlog:\n${world.log().slice(-3000)}`);
+    if (/Do you want to proceed\?/.test(screen) && /❯ 1\. Yes/.test(screen)) tui.keys('Enter');
+    await sleep(250);
+  }
+}
+
+async function withWorld(body) {
+  const world = new World();
+  try {
+    await body(world);
+  } finally {
+    await world.close();
+  }
+}
+
+// No parent request carries lines of the report's middle as a notice shows them (at a line's
+// start, perhaps indented: the lines the parent reads back through Read come numbered), nor
+// Claude Code's own cut of it.
+function assertMiddleNeverSent(seen, lines) {
+  for (const req of seen.parentRequests) {
+    const text = requestText(req);
+    assert.doesNotMatch(text, /characters truncated\] \.\.\.|<persisted-output>/);
+    for (const line of lines) {
+      const at = text.search(new RegExp(`(^|\n) *${line}`));
+      assert.ok(at < 0, `a parent request carries "${line}": ...${text.slice(Math.max(0, at - 1500), at + 200)}`);
+    }
+  }
+}
+
+// Every call the footer named came back whole, and together they are the omitted lines.
+function assertFollowed(seen, answer, copy) {
+  const omitted = copy.match(/omitted lines (\d+)-(\d+) (?:in|back)/);
+  assert.ok(omitted, `the footer names the omitted lines:\n${copy.slice(-800)}`);
+  assert.ok(seen.followCalls.length > 0);
+  assert.equal(seen.followResults?.length, seen.followCalls.length);
+  const got = [];
+  seen.followCalls.forEach((call, i) => {
+    const r = seen.followResults[i];
+    assert.equal(r.isError, false, `call ${i + 1} was refused: ${r.text.slice(0, 300)}`);
+    assert.equal(call.tool, 'Read');
+    const lines = readLines(r.text, call.offset, call.limit);
+    assert.equal(lines.length, call.limit, `Read offset=${call.offset} limit=${call.limit} returned ${lines.length} lines`);
+    got.push(...lines);
+  });
+  assert.deepEqual(got, answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])));
+}
+
+for (const [mode, review] of [['acceptEdits', 'server'], ['auto', 'server']]) {
+  test(`${mode} mode: a background agent's 171 KB report reaches the model bounded (head, verdict, footer), never whole, and every footer call returns the omitted lines`, async () => {
+    await withWorld(async (world) => {
+      await world.startDaemon();
+      world.setup();
+      const answer = longAnswer(3001, 57);
+      const { respond, seen } = script({ agents: ['CHILD-LONG audit the parser'], answers: { 'CHILD-LONG': answer }, follow: true });
+      const { screen } = await session(world, respond, seen, { mode, review, done: (s) => s.followResults !== undefined });
+      assert.equal(seen.bounded.length, 1, 'one bounded copy');
+      const copy = seen.bounded[0];
+      assert.ok(bytes(copy) <= 16 * KiB, `the bounded copy is ${bytes(copy)} bytes`);
+      assert.match(copy, /finding 0001 x+/);
+      assert.match(copy, /VERDICT: ship it/);
+      assert.match(copy, /\[Truncated: 171,016 bytes \/ 3001 lines in full/);
+      assert.equal(fs.readFileSync(seen.artifact, 'utf8'), answer, 'the artifact is the report byte for byte');
+      assertFollowed(seen, answer, copy);
+      assertMiddleNeverSent(seen, ['finding 0500 ', 'finding 1500 ', 'finding 2500 ']);
+      assert.match(screen, /handoff: bounded subagent report delivered/);
+    });
+  });
+}
+
+test('two agents ending together share one budget: one bounded copy holding both within 48 KiB; the second notice is blocked, not repeated', async () => {
+  await withWorld(async (world) => {
+    await world.startDaemon();
+    world.setup();
+    const answers = { 'CHILD-A-': longAnswer(1200, 58, 'A '), 'CHILD-B-': longAnswer(1200, 58, 'B ') };
+    const { respond, seen } = script({ agents: ['CHILD-A- part A', 'CHILD-B- part B'], answers });
+    const both = (s) => ['A', 'B'].every((t) => s.bounded.some((c) => c.includes(`${t} VERDICT: ship it`)));
+    await session(world, respond, seen, { mode: 'default', done: both });
+    const total = seen.bounded.reduce((n, c) => n + bytes(c), 0);
+    for (const t of ['A', 'B']) {
+      const holding = seen.bounded.filter((c) => c.includes(`${t} VERDICT: ship it`));
+      assert.equal(holding.length, 1, `agent ${t}'s report was handed over once`);
+      assert.match(holding[0], new RegExp(`${t} finding 0001`));
+    }
+    assert.ok(total <= 48 * KiB + 2 * KiB, `the bounded copies are ${total} bytes together`);
+    assertMiddleNeverSent(seen, ['A finding 0600 ', 'B finding 0600 ']);
+  });
+});
+
+test('a report just over the cap (18.8 KB) is bounded too, and the user\'s screen says what handoff did', async () => {
+  await withWorld(async (world) => {
+    await world.startDaemon();
+    world.setup();
+    const answer = longAnswer(330, 57);
+    const { respond, seen } = script({ agents: ['CHILD-MID audit'], answers: { 'CHILD-MID': answer } });
+    // A terminal tall enough that Claude Code draws the whole blocked notice with its reason.
+    const model = await startModel(respond);
+    const tui = new Tui(world, model.url, { mode: 'acceptEdits', rows: 450 });
+    try {
+      await tui.waitFor(/❯/);
+      await sleep(1000);
+      await tui.type('delegate the audit');
+      await until(tui, world, () => seen.bounded.length > 0, 90_000);
+      await sleep(1000);
+    } finally {
+      await tui.close();
+      await model.close();
+    }
+    assert.match(seen.bounded[0], /VERDICT: ship it/);
+    assert.match(seen.bounded[0], /\[Truncated: 18,769 bytes \/ 330 lines in full/);
+    assert.ok(bytes(seen.bounded[0]) <= 16 * KiB);
+    const printed = tui.printed();
+    assert.match(printed, /UserPromptSubmit operation blocked by hook:\s*handoff: report bounded, 18,769 -> [\d,]+ bytes, full text kept; the bounded copy follows/);
+    assert.match(printed, /handoff: bounded subagent report delivered/);
+  });
+});
+
+test('a short report passes byte for byte as Claude Code\'s own notice: no block, no artifact', async () => {
+  await withWorld(async (world) => {
+    await world.startDaemon();
+    world.setup();
+    const answer = longAnswer(40, 60, 'short ');
+    const { respond, seen } = script({ agents: ['CHILD-SHORT look'], answers: { 'CHILD-SHORT': answer } });
+    const arrived = (s) => s.parentRequests.some((r) => turnText(r).includes('short VERDICT: ship it'));
+    await session(world, respond, seen, { done: arrived });
+    const notice = seen.parentRequests.map(turnText).find((t) => t.includes('short VERDICT: ship it'));
+    assert.ok(notice.includes(`<result>${answer}</result>`), notice.slice(0, 400));
+    assert.equal(seen.bounded.length, 0);
+    assert.deepEqual(world.artifacts(), []);
+  });
+});
+
+test('handoffd unavailable: Claude Code\'s own notice reaches the model with one line saying it was not bounded', async () => {
+  await withWorld(async (world) => {
+    world.setup();  // nothing at the socket, and no autostart
+    const answer = longAnswer(3001, 57);
+    const { respond, seen } = script({ agents: ['CHILD-NODAEMON go'], answers: { 'CHILD-NODAEMON': answer } });
+    const arrived = (s) => s.parentRequests.some((r) => turnText(r).includes('VERDICT: ship it'));
+    const t0 = Date.now();
+    await session(world, respond, seen, { done: arrived, env: { HANDOFF_AUTOSTART: '0' } });
+    const turn = seen.parentRequests.map(turnText).find((t) => t.includes('VERDICT: ship it'));
+    assert.match(turn, /characters truncated/, 'Claude Code\'s own cut notice');
+    assert.match(turn, /\[handoff: this agent's report was not bounded \(/);
+    assert.equal(seen.bounded.length, 0);
+    assert.ok(Date.now() - t0 < 60_000);
+  });
+});
+
+test('a prompt the user typed while the agent ran, and another typed (not sent) as its report arrives: both reach the model intact, the report bounded once', async () => {
+  await withWorld(async (world) => {
+    await world.startDaemon();
+    world.setup();
+    const answer = longAnswer(3001, 57);
+    const { respond, seen } = script({ agents: ['CHILD-BUSY audit'], answers: { 'CHILD-BUSY': answer }, childDelayMs: 4000 });
+    const during = async (tui) => {
+      await sleep(1500);
+      await tui.type('typed: first question');
+      await sleep(1000);
+      tui.keys('-l', 'typed: second question');  // still in the input box when the report lands
+    };
+    const ready = (s) => s.bounded.length > 0;
+    const model = await startModel(respond);
+    const tui = new Tui(world, model.url, { mode: 'acceptEdits' });
+    try {
+      await tui.waitFor(/❯/);
+      await sleep(1000);
+      await tui.type('delegate the audit');
+      await during(tui);
+      await until(tui, world, () => ready(seen), 90_000);
+      tui.keys('Enter');
+      await until(tui, world, () => seen.typed.includes('typed: second question'), 30_000);
+      await sleep(1500);
+    } finally {
+      await tui.close();
+      await model.close();
+    }
+    assert.deepEqual(seen.typed, ['typed: first question', 'typed: second question']);
+    assert.equal(seen.bounded.length, 1);
+    assert.match(seen.bounded[0], /VERDICT: ship it/);
+    assertMiddleNeverSent(seen, ['finding 1500 ']);
+  });
+});
