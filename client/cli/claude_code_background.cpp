@@ -62,11 +62,12 @@ std::string report_text(const json& hook) {
 
 // SubagentStop lists the session's background tasks: the agent's title is its description
 // there. A foreground agent is not listed; its answer is its Agent call's tool result, bounded
-// by the PostToolUse hook, so it is not captured here. nullopt: a foreground agent.
+// by the PostToolUse hook, so it is not captured here. nullopt: a foreground agent. (A
+// SubagentHandback call comes from a background agent only.)
 std::optional<std::string> background_title(const json& hook, const std::string& agent) {
+  if (hook.value("hook_event_name", "") != "SubagentStop") return std::string();
   const auto tasks = hook.find("background_tasks");
-  if (hook.value("hook_event_name", "") != "SubagentStop" || tasks == hook.end() || !tasks->is_array())
-    return std::string();
+  if (tasks == hook.end() || !tasks->is_array()) return std::nullopt;
   for (const json& t : *tasks)
     if (t.is_object() && t.value("id", "") == agent) {
       const auto d = t.find("description");
@@ -197,6 +198,9 @@ std::string gate_notice(const json& hook, const hook_settings& settings) {
   const agent_notice notice = parse_agent_notice(prompt);
   const std::string session = hook.value("session_id", "");
   if (notice.kind == notice_kind::other || session.empty()) return {};
+  // Headless, nothing can hand a copy over after a block (claude_code_hook.hpp): the notice
+  // passes, as Claude Code made it.
+  if (!settings.attended) return pass(notice, "claude -p: a notice cannot be replaced there").output;
   std::optional<report_spool> spool;
   try {
     spool = report_spool::open_locked(settings.spool_base, session, true);

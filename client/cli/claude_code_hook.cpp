@@ -123,6 +123,18 @@ std::string bound_agent_answer(const json& hook, const json& response, const hoo
 
 std::string run_hook_event(const std::string& input, const hook_settings& settings);
 
+// Headless, a background agent's notice cannot be replaced (hook_settings::attended): the call
+// runs in the foreground, where PostToolUse bounds its answer.
+std::string foreground_when_headless(const json& hook, const hook_settings& settings) {
+  if (settings.attended || !hook.contains("tool_input") || !hook["tool_input"].is_object()) return {};
+  json input = hook["tool_input"];
+  const auto background = input.find("run_in_background");
+  if (background == input.end() || !background->is_boolean() || !background->get<bool>()) return {};
+  input["run_in_background"] = false;
+  return json{{"hookSpecificOutput", {{"hookEventName", "PreToolUse"}, {"updatedInput", input}}}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace
 
 std::optional<rpc::usage_dto> usage_of(const transcript_turn& turn, const hook_settings& settings) {
@@ -198,6 +210,7 @@ std::string run_hook_event(const std::string& input, const hook_settings& settin
     return {};
   }
   if (tool != "Agent") return {};
+  if (event == "PreToolUse") return foreground_when_headless(hook, settings);
   if (event == "PostToolUseFailure") {
     cancel_child(hook, settings);
     return {};

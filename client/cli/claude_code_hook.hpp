@@ -12,6 +12,9 @@
 //     answer that fits (fits_unchanged) with no sibling passes as it is: no daemon call.
 //   PostToolUse, Agent, status "async_launched" (a background agent), and PostToolUseFailure of
 //     Agent: the child is cancelled in handoffd, so a sibling's wait does not wait for it.
+//   PreToolUse, Agent, headless only (hook_settings::attended false): an Agent call asking for
+//     the background runs in the foreground (updatedInput run_in_background: false), where its
+//     answer is bounded as above.
 //   SubagentStop, PreToolUse of SubagentHandback, UserPromptSubmit: a background agent's report
 //     (claude_code_background.hpp).
 #pragma once
@@ -51,6 +54,12 @@ struct hook_settings {
   // How long the deliverer waits for its gate's decision on a notice (the gate's own budget is
   // connect_budget per call; Claude Code kills it at hook_timeout_s).
   std::chrono::milliseconds decision_wait{15'000};
+  // Someone is at the terminal: $CLAUDE_CODE_SESSION_ATTENDED, which Claude Code 2.1.328 sets to
+  // "1" in its interactive UI and "0" in `claude -p` (and the Agent SDK). Headless, a blocked
+  // prompt ends the run with the prompt as its result and no asyncRewake hook is heard, so a
+  // background agent is run in the foreground instead (its answer bounded as a tool result) and
+  // no notice is ever blocked.
+  bool attended = true;
 };
 
 // The parent's context use for a wait: the transcript's latest usage against the known window;

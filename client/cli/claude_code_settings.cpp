@@ -13,7 +13,7 @@ using nlohmann::ordered_json;
 constexpr std::string_view hook_suffix = " hook claude-code";
 constexpr std::string_view deliver_suffix = " hook claude-code --deliver";
 constexpr std::string_view store_suffix = "/subagent-results/**)";
-// Every event handoff has ever put a hook under (PreToolUse on Agent: --foreground-agents, gone).
+// Every event handoff puts a hook under.
 constexpr const char* events[] = {"PostToolUse", "PostToolUseFailure", "PreToolUse", "SubagentStop", "UserPromptSubmit"};
 
 bool is_handoff_hook(const ordered_json& hook) {
@@ -41,7 +41,7 @@ std::vector<std::pair<const char*, ordered_json>> handoff_groups(const claude_co
   return {
       {"PostToolUse", group("Agent", {command_hook(e.command, hook_timeout_s)})},
       {"PostToolUseFailure", group("Agent", {command_hook(e.command, hook_timeout_s)})},
-      {"PreToolUse", group("SubagentHandback", {command_hook(e.command, capture_timeout_s)})},
+      {"PreToolUse", group("Agent|SubagentHandback", {command_hook(e.command, capture_timeout_s)})},
       {"SubagentStop", group(nullptr, {command_hook(e.command, capture_timeout_s)})},
       {"UserPromptSubmit", group(nullptr, {command_hook(e.command, capture_timeout_s), deliver})},
   };

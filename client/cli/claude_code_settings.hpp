@@ -4,8 +4,9 @@
 // handoff's entries, and nothing else, are (COMMAND: the quoted handoff + " hook claude-code"):
 //   hooks.PostToolUse         {"matcher": "Agent", "hooks": [{"type": "command", "command":
 //   hooks.PostToolUseFailure   COMMAND, "timeout": 1800}]}: a foreground agent's answer
-//   hooks.PreToolUse          {"matcher": "SubagentHandback", "hooks": [COMMAND, timeout 30]}:
-//                             an auto-mode agent's report, read (never rewritten)
+//   hooks.PreToolUse          {"matcher": "Agent|SubagentHandback", "hooks": [COMMAND, timeout
+//                             30]}: an auto-mode agent's report, read (never rewritten); in
+//                             `claude -p`, a background Agent call run in the foreground
 //   hooks.SubagentStop        {"hooks": [COMMAND, timeout 30]}: a background agent's report
 //   hooks.UserPromptSubmit    {"hooks": [COMMAND, timeout 30; COMMAND + " --deliver" with
 //                             "asyncRewake": true, rewakeMessage, rewakeSummary, timeout 60]}:
@@ -15,8 +16,8 @@
 //                             store without a prompt (that directory only, read only)
 // A hook is handoff's when its command ends in " hook claude-code" or " hook claude-code
 // --deliver" (whatever the path of the handoff that wrote it), so installing again from another
-// build replaces it, where it stood; an older install's PreToolUse group on Agent
-// (--foreground-agents, which Claude Code's interactive UI ignores) goes. The allow rule is
+// build replaces it, where it stood (an older install's --foreground-agents group on Agent
+// included). The allow rule is
 // handoff's when it is the rule of the store named (--artifact-dir, else the default) or names a
 // default-named store, `Read(/.../subagent-results/**)`. Everything else in the file is kept as it
 // is, in its order. Installing twice is installing once.

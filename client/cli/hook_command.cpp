@@ -44,6 +44,8 @@ std::optional<std::int64_t> positive_env(const char* name) {
 int run_hook(const daemon_options& daemon, bool deliver) {
   hook_settings settings;
   settings.spool_base = spool_base();
+  if (const char* attended = std::getenv("CLAUDE_CODE_SESSION_ATTENDED"); attended != nullptr)
+    settings.attended = std::string_view(attended) != "0";
   settings.socket = daemon.socket;
   settings.context_window = positive_env("HANDOFF_CONTEXT_WINDOW");
   if (!settings.context_window) settings.context_window = positive_env("CLAUDE_CODE_MAX_CONTEXT_TOKENS");

@@ -257,7 +257,7 @@ test('handoffd stopped: the answer arrives whole with one line saying it was not
     const { respond, seen } = parentScript({ agents: ['CHILD-NODAEMON go'], answers: { 'CHILD-NODAEMON': answer } });
     const run = await runClaude(world, respond);
     const result = seen.agentResults[0].text;
-    assert.ok(result.includes(answer.split('\n').map((l) => `  ${l}`).join('\n')), 'the whole answer');
+    assert.ok(result.includes(answer.split('\n').map((l) => `  ${l}`).join('\n')), `the whole answer: ${result.slice(0, 300)} ... ${result.slice(-600)}`);
     assert.match(result, /\[handoff: this result was not bounded \(handoffd: /);
     assert.ok(run.ms < 30_000, `claude -p took ${run.ms} ms`);
   });
@@ -305,10 +305,15 @@ test('setup: a malformed settings file is refused and left untouched; --remove t
     assert.equal(fs.readFileSync(settings, 'utf8'), '{"model": "x", hooks: }');
     const mine = { model: 'x', hooks: { PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo hi' }] }] }, permissions: { allow: ['Bash(ls:*)'] } };
     fs.writeFileSync(settings, JSON.stringify(mine, null, 2));
-    world.setup('--foreground-agents');
+    world.setup();
     const installed = JSON.parse(fs.readFileSync(settings, 'utf8'));
     assert.equal(installed.hooks.PostToolUse.length, 2);
+    assert.equal(installed.hooks.PostToolUse[0].matcher, 'Bash', 'the user\'s own entry stays first');
     assert.equal(installed.hooks.PreToolUse.length, 1);
+    assert.equal(installed.hooks.SubagentStop.length, 1);
+    assert.equal(installed.hooks.UserPromptSubmit[0].hooks.length, 2);
+    assert.equal(installed.hooks.UserPromptSubmit[0].hooks[1].asyncRewake, true);
+    assert.match(installed.hooks.UserPromptSubmit[0].hooks[1].command, / hook claude-code --deliver$/);
     assert.ok(installed.permissions.allow.includes(`Read(/${world.artifactDir}/**)`));
     assert.match(world.setup('--remove', '--dry-run'), /would write/);
     world.setup('--remove');
@@ -316,17 +321,20 @@ test('setup: a malformed settings file is refused and left untouched; --remove t
   });
 });
 
-test('background agents: with --foreground-agents an Agent call that leaves run_in_background out (a background agent by default) runs in the foreground and is bounded', async () => {
+test('claude -p, an Agent call asking for the background (run_in_background: true): run in the foreground, where its 171 KB answer is bounded, and the run ends normally', async () => {
   await withWorld(async (world) => {
     await world.startDaemon();
-    world.setup('--foreground-agents');
+    world.setup();
     const answer = longAnswer(3001, 57);
-    // The parent leaves run_in_background out (Claude Code's default is a background agent).
-    const { respond, seen } = parentScript({ agents: ['CHILD-BG go'], answers: { 'CHILD-BG': answer }, background: null });
+    const { respond, seen } = parentScript({ agents: ['CHILD-BG go'], answers: { 'CHILD-BG': answer }, background: true });
     const run = await runClaude(world, respond);
     const result = seen.agentResults[0].text;
     assert.ok(bytes(result) <= 16 * KiB, `${bytes(result)} bytes`);
+    assert.match(result, /finding 0001/);
     assert.match(result, /VERDICT: ship it/);
     assert.match(result, /\[Truncated: 171,016 bytes/);
+    assert.doesNotMatch(result, /Async agent launched/);
+    assert.equal(run.result?.is_error, false);
+    assert.equal(run.result?.result, 'done');
   });
 });

@@ -278,7 +278,7 @@ TEST_CASE("$/cancelRequest in the same write as its wait still cancels it") {
   CHECK(answered["result"]["sections"][0]["text"] == "done now");
 }
 
-TEST_CASE("withReady: the batch also takes the parent's other completed children, under one budget; running and listed ones stay") {
+TEST_CASE("withReady: the batch also takes the parent's other completed children, under one budget, running and listed ones stay") {
   daemon_process d;
   raw_client c(d.socket());
   std::vector<std::string> texts;
