@@ -18,10 +18,15 @@ using nlohmann::json;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// 171016 -> "171,016".
 std::string grouped(std::size_t n) {
-  std::string digits = std::to_string(n);
-  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(static_cast<std::size_t>(at), ",");
-  return digits;
+  const std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
 }
 
 bool is_rpc(const client::client_error& e, rpc::errc code) {
@@ -76,6 +81,13 @@ std::optional<std::string> background_title(const json& hook, const std::string&
   return std::nullopt;
 }
 
+// A notice the gate has to look at: one carrying a report Claude Code cut or that does not fit
+// (capture held nothing else). Any other prompt passes at once, and its deliverer waits for no
+// decision.
+bool needs_gate(const agent_notice& notice) {
+  return notice.kind != notice_kind::other && (notice.cut || !fits_unchanged(std::string(notice.report)));
+}
+
 struct gate_answer {
   bool block = false;
   std::string output;  // what the gate prints
@@ -85,9 +97,9 @@ gate_answer block(const std::string& reason) {
   return {true, dump(json{{"decision", "block"}, {"reason", reason}})};
 }
 
-// The notice goes to the model as Claude Code made it; a long one with one line saying so.
-gate_answer pass(const agent_notice& notice, const std::string& why) {
-  if (!notice.cut && fits_unchanged(std::string(notice.report))) return {};
+// The notice (a long one: needs_gate) goes to the model as Claude Code made it, with one line
+// saying so.
+gate_answer pass(const std::string& why) {
   return {false, dump(json{{"hookSpecificOutput",
                             {{"hookEventName", "UserPromptSubmit"},
                              {"additionalContext", "[handoff: this agent's report was not bounded (" + why +
@@ -120,9 +132,9 @@ gate_answer decide(report_spool& spool, const json& hook, const agent_notice& no
       spool.forget_passed(agent);
     }
     const std::optional<rpc::check_result> report = latest_report(c, session, notice.agent_id);
-    if (!report) return pass(notice, "its full text never reached handoffd");
+    if (!report) return pass("its full text never reached handoffd");
     if (spool.holds(report->child_id)) return block("handoff: report already delivered, bounded, with another agent's");
-    if (report->state != "completed") return pass(notice, "handoffd had already handed it over (" + report->state + ")");
+    if (report->state != "completed") return pass("handoffd had already handed it over (" + report->state + ")");
 
     rpc::wait_params wait;
     wait.parent_id = session;
@@ -155,7 +167,7 @@ gate_answer decide(report_spool& spool, const json& hook, const agent_notice& no
     } catch (const std::exception&) {
       // nothing more to do: at worst a later batch hands the report over a second time
     }
-    return pass(notice, std::string("handoffd: ") + e.what());
+    return pass(std::string("handoffd: ") + e.what());
   }
 }
 
@@ -197,15 +209,15 @@ std::string gate_notice(const json& hook, const hook_settings& settings) {
   const std::string prompt = hook.value("prompt", "");
   const agent_notice notice = parse_agent_notice(prompt);
   const std::string session = hook.value("session_id", "");
-  if (notice.kind == notice_kind::other || session.empty()) return {};
+  if (!needs_gate(notice) || session.empty()) return {};
   // Headless, nothing can hand a copy over after a block (claude_code_hook.hpp): the notice
   // passes, as Claude Code made it.
-  if (!settings.attended) return pass(notice, "claude -p: a notice cannot be replaced there").output;
+  if (!settings.attended) return pass("claude -p: a notice cannot be replaced there").output;
   std::optional<report_spool> spool;
   try {
     spool = report_spool::open_locked(settings.spool_base, session, true);
   } catch (const std::exception& e) {
-    return pass(notice, std::string("its spool: ") + e.what()).output;
+    return pass(std::string("its spool: ") + e.what()).output;
   }
   const gate_answer answer = decide(*spool, hook, notice, settings);
   try {
@@ -221,7 +233,7 @@ bool deliver_reports(const json& hook, const hook_settings& settings,
   const std::string prompt = hook.value("prompt", "");
   const std::string session = hook.value("session_id", "");
   if (session.empty()) return false;
-  if (parse_agent_notice(prompt).kind != notice_kind::other) {
+  if (needs_gate(parse_agent_notice(prompt)) && settings.attended) {
     // A notice: hand over nothing before its gate has decided (and put its copy in the spool).
     const std::string key = prompt_key(session, prompt);
     const auto give_up = std::chrono::steady_clock::now() + settings.decision_wait;

@@ -1,0 +1,598 @@
+// Claude Code's background-agent hooks (client/cli/claude_code_background.hpp), run as Claude
+// Code 2.1.328 runs them: the real `handoff hook claude-code [--deliver]` binary, one hook input
+// on stdin, against a real handoffd on a temporary socket, with its spool under a temporary
+// XDG_STATE_HOME. capture (SubagentStop, PreToolUse of SubagentHandback), gate (UserPromptSubmit,
+// sync: block once a bounded copy is spooled) and deliver (UserPromptSubmit, asyncRewake: the
+// pending copies on stderr, exit 2, once).
+//
+// A deliverer run on a notice waits (up to 15 s) for its gate's decision: every notice here is
+// gated before its deliverer runs, or the deliverer is run on a plain prompt.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_process.hpp"
+#include "engine/fs/sha256.hpp"
+#include "support/daemon_process.hpp"
+#include "support/raw_client.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace handoff::test;
+using nlohmann::json;
+
+namespace {
+
+// One Claude Code session's surroundings: its own spool base and the socket the hooks use.
+struct session_env {
+  temp_dir state{"handoff-cc-state"};
+  std::string socket;
+  std::string session;
+  bool attended = true;
+
+  session_env(std::string sock, std::string session_id) : socket(std::move(sock)), session(std::move(session_id)) {}
+
+  std::vector<std::string> env() const {
+    return {"HANDOFF_SOCKET=" + socket,
+            "XDG_STATE_HOME=" + state.path().string(),
+            "HANDOFF_AUTOSTART=0",
+            std::string("CLAUDE_CODE_SESSION_ATTENDED=") + (attended ? "1" : "0"),
+            "HANDOFF_CONTEXT_WINDOW",
+            "CLAUDE_CODE_MAX_CONTEXT_TOKENS",
+            "HANDOFF_HOOK_SIBLINGS_WAIT_MS"};
+  }
+  std::filesystem::path spool() const { return state.path() / "handoff" / "claude-code" / session; }
+};
+
+// `handoff hook claude-code` (the capture and the gate) on one hook input.
+cli_result hook(const session_env& s, const json& input) {
+  return cli_process({"hook", "claude-code"}, input.dump(), s.env()).finish(std::chrono::seconds(10));
+}
+
+// `handoff hook claude-code --deliver` on one hook input. 10 s: a deliverer left waiting for a
+// decision that never comes (15 s) is killed and shows as -SIGKILL.
+cli_result deliver(const session_env& s, const json& input) {
+  return cli_process({"hook", "claude-code", "--deliver"}, input.dump(), s.env()).finish(std::chrono::seconds(10));
+}
+
+// A background agent's report: `lines` lines "finding NNNN ...", each 56 bytes and a newline,
+// then the verdict (no final newline). 3000 lines: 171,000 bytes and the verdict.
+std::string long_report(const std::string& tag, const std::string& verdict, std::size_t lines = 3000) {
+  std::string out;
+  out.reserve(lines * 57 + verdict.size());
+  for (std::size_t i = 1; i <= lines; ++i) {
+    char row[64];
+    std::snprintf(row, sizeof row, "finding %04zu (%s): unchecked return in src/m%04zu.cpp", i, tag.c_str(), i);
+    std::string line = row;
+    line.resize(56, '.');
+    out += line;
+    out.push_back('\n');
+  }
+  out += verdict;
+  return out;
+}
+
+json subagent_stop(const std::string& session, const std::string& agent, const std::string& text,
+                   const std::string& description = "audit", bool listed = true) {
+  json tasks = json::array();
+  if (listed) tasks.push_back({{"id", agent}, {"type", "subagent"}, {"status", "running"}, {"description", description}});
+  return {{"session_id", session},          {"transcript_path", ""}, {"hook_event_name", "SubagentStop"},
+          {"agent_id", agent},              {"last_assistant_message", text},
+          {"background_tasks", tasks}};
+}
+
+// The report as Claude Code shows it in its notice: over 100,000 characters, its first and last
+// 50,000 with its cut marker between.
+std::string as_shown(const std::string& report) {
+  if (report.size() <= 100'000) return report;
+  return report.substr(0, 50'000) + "\n... [" + std::to_string(report.size() - 100'000) + " characters truncated] ...\n" +
+         report.substr(report.size() - 50'000);
+}
+
+std::string task_notification(const std::string& agent, const std::string& report, const std::string& description = "audit") {
+  return "<task-notification>\n<task-id>" + agent + "</task-id>\n<tool-use-id>toolu_1</tool-use-id>\n<status>completed</status>\n"
+         "<summary>Agent \"" + description + "\" finished</summary>\n<result>" + as_shown(report) +
+         "</result>\n<usage></usage>\n</task-notification>";
+}
+
+json prompt_submit(const std::string& session, const std::string& prompt) {
+  return {{"session_id", session}, {"transcript_path", ""}, {"hook_event_name", "UserPromptSubmit"}, {"prompt", prompt}};
+}
+
+std::string grouped(std::size_t n) {
+  const std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+json parsed(const std::string& out) {
+  INFO("stdout: ", out);
+  const json j = json::parse(out, nullptr, false);
+  REQUIRE(j.is_object());
+  return j;
+}
+
+// The gate blocked its notice: {"decision":"block","reason":"handoff: ..."} and nothing else.
+std::string block_reason(const cli_result& r) {
+  INFO("gate stderr: ", r.err);
+  REQUIRE(r.status == 0);
+  const json j = parsed(r.out);
+  CHECK(j.size() == 2);
+  CHECK(j.value("decision", "") == "block");
+  REQUIRE(j.contains("reason"));
+  REQUIRE(j["reason"].is_string());
+  return j["reason"].get<std::string>();
+}
+
+// The gate let its notice through with one line: the additionalContext it printed.
+std::string not_bounded_line(const cli_result& r) {
+  INFO("gate stderr: ", r.err);
+  REQUIRE(r.status == 0);
+  const json j = parsed(r.out);
+  CHECK_FALSE(j.contains("decision"));
+  REQUIRE(j.contains("hookSpecificOutput"));
+  CHECK(j["hookSpecificOutput"].value("hookEventName", "") == "UserPromptSubmit");
+  const std::string line = j["hookSpecificOutput"].value("additionalContext", "");
+  CHECK(line.starts_with("[handoff: this agent's report was not bounded ("));
+  CHECK(line.ends_with("); Claude Code's own copy of it is all there is]"));
+  return line;
+}
+
+// A capture prints nothing and exits 0, whatever happens.
+void capture(const session_env& s, const json& input) {
+  const cli_result r = hook(s, input);
+  INFO("capture stderr: ", r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+}
+
+// A deliverer that hands its copies over: exit 2, nothing on stdout; returns its stderr.
+std::string handed_over(const cli_result& r) {
+  INFO("deliverer stdout: ", r.out, "\nstderr: ", r.err);
+  REQUIRE(r.status == 2);
+  CHECK(r.out.empty());
+  return r.err;
+}
+
+// A deliverer with nothing to hand over: exit 0, silent.
+void nothing_handed(const cli_result& r) {
+  INFO("deliverer stdout: ", r.out, "\nstderr: ", r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+  CHECK(r.err.empty());
+}
+
+json check_child(const daemon_process& d, const std::string& parent, const std::string& child) {
+  raw_client c(d.socket());
+  return c.call("subagent/check", {{"parentId", parent}, {"childId", child}});
+}
+
+std::string read_whole(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The artifact a bounded copy names (the quoted path under the daemon's store).
+std::filesystem::path artifact_named(const daemon_process& d, const std::string& text) {
+  const std::string dir = d.artifact_dir().string();
+  const std::size_t at = text.find(dir);
+  REQUIRE_MESSAGE(at != std::string::npos, "no artifact path in: ", text);
+  const std::size_t end = text.find('\'', at);
+  REQUIRE(end != std::string::npos);
+  return text.substr(at, end - at);
+}
+
+std::vector<std::string> spool_names(const session_env& s, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(s.spool(), ec))
+    if (e.path().filename().string().starts_with(prefix)) out.push_back(e.path().filename().string());
+  return out;
+}
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+mode_t mode_of(const std::filesystem::path& p) {
+  struct stat st {};
+  REQUIRE(::lstat(p.c_str(), &st) == 0);
+  return st.st_mode;
+}
+
+}  // namespace
+
+TEST_CASE("claude-code background: a 171 KB report is captured, gated, handed over bounded and once, its full text kept") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-once");
+  const std::string report = long_report("audit", "VERDICT: ship it");
+  REQUIRE(report.size() == 171'016);
+  REQUIRE(count(report, "\n") == 3000);
+
+  capture(s, subagent_stop(s.session, "agent-a1", report));
+  const json held = check_child(d, s.session, "agent-a1");
+  REQUIRE(held.contains("result"));
+  CHECK(held["result"]["state"] == "completed");
+  CHECK(held["result"]["title"] == "audit");
+  CHECK(held["result"]["bytes"] == report.size());
+  CHECK(held["result"]["lines"] == 3001);
+
+  const json notice = prompt_submit(s.session, task_notification("agent-a1", report));
+  const std::string reason = block_reason(hook(s, notice));
+  CHECK(reason.starts_with("handoff: report bounded, " + grouped(report.size()) + " -> "));
+  CHECK(reason.ends_with(" bytes, full text kept; the bounded copy follows"));
+  CHECK(check_child(d, s.session, "agent-a1")["result"]["state"] == "delivered");  // taken by the gate's wait
+
+  const std::string copy = handed_over(deliver(s, notice));
+  CHECK(copy.size() <= 16 * 1024);
+  CHECK(copy.find("finding 0001 (audit): unchecked return in src/m0001.cpp") != std::string::npos);
+  CHECK(copy.find("VERDICT: ship it") != std::string::npos);
+  CHECK(copy.find("finding 1500 (audit)") == std::string::npos);  // the middle is left out
+  // The bounded size the reason announced is what the model is given (its copy holds it).
+  const std::size_t arrow = reason.find(" -> ") + 4;
+  std::string bounded = reason.substr(arrow, reason.find(" bytes", arrow) - arrow);
+  std::erase(bounded, ',');
+  CHECK(copy.size() >= std::stoul(bounded));
+
+  const std::filesystem::path artifact = artifact_named(d, copy);
+  CHECK(artifact.filename().string() == handoff::sha256_hex(report) + ".txt");
+  CHECK(read_whole(artifact) == report);
+
+  // Handed over once: the same notice again is blocked as delivered, its deliverer and the next
+  // prompt's hand nothing over.
+  const std::string again = block_reason(hook(s, notice));
+  CHECK(again.find("already delivered") != std::string::npos);
+  nothing_handed(deliver(s, notice));
+  nothing_handed(deliver(s, prompt_submit(s.session, "hello")));
+  CHECK(spool_names(s, "pending-").empty());
+  CHECK(spool_names(s, "delivered-").size() == 1);
+  CHECK(spool_names(s, "decision-").empty());  // each deliverer removed its prompt's decision
+}
+
+TEST_CASE("claude-code background: a deliverer started before its gate waits for the gate's decision, then hands the copy over") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-race");
+  const std::string report = long_report("race", "VERDICT: raced");
+  capture(s, subagent_stop(s.session, "agent-n1", report));
+  const json notice = prompt_submit(s.session, task_notification("agent-n1", report));
+
+  // Claude Code starts both UserPromptSubmit hooks at once; here the deliverer is well ahead.
+  cli_process deliverer({"hook", "claude-code", "--deliver"}, notice.dump(), s.env());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  block_reason(hook(s, notice));
+  const auto gated = std::chrono::steady_clock::now();
+  const std::string copy = handed_over(deliverer.finish(std::chrono::seconds(10)));
+  CHECK(std::chrono::steady_clock::now() - gated < std::chrono::seconds(3));  // not the 15 s give-up
+  CHECK(copy.find("VERDICT: raced") != std::string::npos);
+  CHECK(spool_names(s, "pending-").empty());
+  CHECK(spool_names(s, "decision-").empty());
+}
+
+TEST_CASE("claude-code background: a copy whose deliverer never ran is handed over by the next prompt's deliverer, once") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-orphan");
+  const std::string report = long_report("orphan", "VERDICT: needs work");
+  capture(s, subagent_stop(s.session, "agent-b1", report));
+  block_reason(hook(s, prompt_submit(s.session, task_notification("agent-b1", report))));
+  REQUIRE(spool_names(s, "pending-").size() == 1);
+  // (its deliverer died before handing over: never run here)
+
+  const json hello = prompt_submit(s.session, "hello");
+  CHECK(hook(s, hello).out.empty());  // a plain prompt: the gate says nothing
+  const std::string copy = handed_over(deliver(s, hello));
+  CHECK(copy.find("finding 0001 (orphan)") != std::string::npos);
+  CHECK(copy.find("VERDICT: needs work") != std::string::npos);
+  CHECK(count(copy, "VERDICT: needs work") == 1);
+  CHECK(read_whole(artifact_named(d, copy)) == report);
+
+  nothing_handed(deliver(s, prompt_submit(s.session, "and then?")));
+  CHECK(spool_names(s, "pending-").empty());
+}
+
+TEST_CASE("claude-code background: a resumed agent's second, different report is bounded and delivered as <id>.2") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-resumed");
+  const std::string first = long_report("round one", "VERDICT: first pass done");
+  const std::string second = long_report("round two", "VERDICT: second pass done", 2800);
+
+  capture(s, subagent_stop(s.session, "agent-c1", first));
+  const json notice1 = prompt_submit(s.session, task_notification("agent-c1", first));
+  CHECK(block_reason(hook(s, notice1)).starts_with("handoff: report bounded, " + grouped(first.size()) + " -> "));
+  const std::string copy1 = handed_over(deliver(s, notice1));
+  CHECK(copy1.find("VERDICT: first pass done") != std::string::npos);
+  CHECK(copy1.find("round two") == std::string::npos);
+
+  capture(s, subagent_stop(s.session, "agent-c1", second));
+  const json c2 = check_child(d, s.session, "agent-c1.2");
+  REQUIRE(c2.contains("result"));
+  CHECK(c2["result"]["state"] == "completed");
+  CHECK(c2["result"]["bytes"] == second.size());
+  CHECK(c2["result"]["title"] == "audit");
+  CHECK(check_child(d, s.session, "agent-c1")["result"]["state"] == "delivered");  // the first, untouched
+
+  const json notice2 = prompt_submit(s.session, task_notification("agent-c1", second));
+  CHECK(block_reason(hook(s, notice2)).starts_with("handoff: report bounded, " + grouped(second.size()) + " -> "));
+  const std::string copy2 = handed_over(deliver(s, notice2));
+  CHECK(copy2.find("finding 0001 (round two)") != std::string::npos);
+  CHECK(copy2.find("VERDICT: second pass done") != std::string::npos);
+  CHECK(copy2.find("round one") == std::string::npos);
+  CHECK(read_whole(artifact_named(d, copy2)) == second);
+  CHECK(check_child(d, s.session, "agent-c1.2")["result"]["state"] == "delivered");
+  CHECK(check_child(d, s.session, "agent-c1.3")["error"]["code"] == -32002);
+
+  // The same second report captured again (SubagentStop fired twice): no third child.
+  capture(s, subagent_stop(s.session, "agent-c1", second));
+  CHECK(check_child(d, s.session, "agent-c1.3")["error"]["code"] == -32002);
+}
+
+TEST_CASE("claude-code background: two reports ready together share the first notice's copy, the second notice is blocked as delivered") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-pair");
+  const std::string report_a = long_report("alpha", "VERDICT ALPHA: ship it");
+  const std::string report_b = long_report("beta", "VERDICT BETA: hold it");
+  capture(s, subagent_stop(s.session, "agent-d1", report_a, "alpha"));
+  capture(s, subagent_stop(s.session, "agent-d2", report_b, "beta"));
+
+  const json notice_a = prompt_submit(s.session, task_notification("agent-d1", report_a, "alpha"));
+  CHECK(block_reason(hook(s, notice_a)).starts_with("handoff: report bounded, " + grouped(report_a.size()) + " -> "));
+  CHECK(check_child(d, s.session, "agent-d2")["result"]["state"] == "delivered");  // taken with agent-d1's
+  const std::string copy = handed_over(deliver(s, notice_a));
+  CHECK(copy.find("VERDICT ALPHA: ship it") != std::string::npos);
+  CHECK(copy.find("VERDICT BETA: hold it") != std::string::npos);
+  CHECK(copy.find("finding 0001 (alpha)") != std::string::npos);
+  CHECK(copy.find("finding 0001 (beta)") != std::string::npos);
+
+  const json notice_b = prompt_submit(s.session, task_notification("agent-d2", report_b, "beta"));
+  const std::string reason_b = block_reason(hook(s, notice_b));
+  CHECK(reason_b.find("already delivered") != std::string::npos);
+  nothing_handed(deliver(s, notice_b));
+  CHECK(spool_names(s, "pending-").empty());
+  CHECK(spool_names(s, "delivered-").size() == 1);
+}
+
+TEST_CASE("claude-code background: a short report leaves no state in handoffd, the gate and the deliverer say nothing") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-short");
+  const std::string report = "Checked the parser: 3 findings, all minor.\nVERDICT: ship it";
+  capture(s, subagent_stop(s.session, "agent-e1", report));
+  CHECK(check_child(d, s.session, "agent-e1")["error"]["code"] == -32001);  // no such parent: nothing was sent
+
+  const json notice = prompt_submit(s.session, task_notification("agent-e1", report));
+  const cli_result gate = hook(s, notice);
+  CHECK(gate.status == 0);
+  CHECK(gate.out.empty());
+  nothing_handed(deliver(s, notice));
+
+  raw_client c(d.socket());
+  const json status = c.call("daemon/status", json::object());
+  CHECK(status["result"]["parents"] == 0);
+  CHECK(check_child(d, s.session, "agent-e1")["error"]["code"] == -32001);
+}
+
+TEST_CASE("claude-code background: a foreground agent's SubagentStop (not among background_tasks) is not captured") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-foreground");
+  capture(s, subagent_stop(s.session, "agent-f1", long_report("fg", "VERDICT: fg"), "audit", false));
+  CHECK(check_child(d, s.session, "agent-f1")["error"]["code"] == -32001);
+}
+
+TEST_CASE("claude-code background: with no handoffd listening the gate lets a long notice through with one not-bounded line") {
+  temp_dir nowhere("handoff-cc-nosock");
+  session_env s((nowhere / "handoffd.sock").string(), "sess-down");
+  const std::string report = long_report("down", "VERDICT: down");
+  capture(s, subagent_stop(s.session, "agent-g1", report));
+
+  const json notice = prompt_submit(s.session, task_notification("agent-g1", report));
+  const auto started = std::chrono::steady_clock::now();
+  const cli_result gate = hook(s, notice);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(4));
+  const std::string line = not_bounded_line(gate);
+  CHECK(line.starts_with("[handoff: this agent's report was not bounded (handoffd: "));
+  CHECK(gate.out.find("\"block\"") == std::string::npos);
+  // Noted as passed (a later gate takes it out of handoffd), and its deliverer has nothing.
+  CHECK(spool_names(s, "passed-") == std::vector<std::string>{"passed-agent-g1"});
+  nothing_handed(deliver(s, notice));
+
+  // A short notice that Claude Code showed whole passes with nothing said.
+  const cli_result short_gate = hook(s, prompt_submit(s.session, task_notification("agent-g2", "all fine")));
+  CHECK(short_gate.status == 0);
+  CHECK(short_gate.out.empty());
+}
+
+TEST_CASE("claude-code background: a long report handoffd never received passes with the not-bounded line") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-missed");
+  const std::string report = long_report("missed", "VERDICT: missed");
+  // (no capture: its SubagentStop never reached handoffd)
+  const json notice = prompt_submit(s.session, task_notification("agent-h1", report));
+  CHECK(not_bounded_line(hook(s, notice)) ==
+        "[handoff: this agent's report was not bounded (its full text never reached handoffd); Claude Code's own copy "
+        "of it is all there is]");
+  nothing_handed(deliver(s, notice));
+  CHECK(spool_names(s, "passed-").empty());
+}
+
+TEST_CASE("claude-code background: a report let through unbounded is cancelled by the next gate, not handed over with another's") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-passed");
+  const std::string report_a = long_report("first", "VERDICT FIRST: passed through");
+  const std::string report_b = long_report("second", "VERDICT SECOND: bounded");
+  capture(s, subagent_stop(s.session, "agent-i1", report_a));
+  REQUIRE(check_child(d, s.session, "agent-i1")["result"]["state"] == "completed");
+
+  d.stop();  // handoffd is down when the first notice comes
+  const json notice_a = prompt_submit(s.session, task_notification("agent-i1", report_a));
+  CHECK(not_bounded_line(hook(s, notice_a)).starts_with("[handoff: this agent's report was not bounded (handoffd: "));
+  nothing_handed(deliver(s, notice_a));
+  CHECK(spool_names(s, "passed-") == std::vector<std::string>{"passed-agent-i1"});
+
+  d.start();  // back, holding agent-i1's report (durable)
+  REQUIRE(check_child(d, s.session, "agent-i1")["result"]["state"] == "completed");
+  capture(s, subagent_stop(s.session, "agent-i2", report_b));
+  const json notice_b = prompt_submit(s.session, task_notification("agent-i2", report_b));
+  CHECK(block_reason(hook(s, notice_b)).starts_with("handoff: report bounded, " + grouped(report_b.size()) + " -> "));
+  CHECK(check_child(d, s.session, "agent-i1")["result"]["state"] == "cancelled");
+  CHECK(spool_names(s, "passed-").empty());
+  const std::string copy = handed_over(deliver(s, notice_b));
+  CHECK(copy.find("VERDICT SECOND: bounded") != std::string::npos);
+  CHECK(copy.find("VERDICT FIRST") == std::string::npos);  // the model had it already, from Claude Code
+  CHECK(copy.find("(first)") == std::string::npos);
+}
+
+TEST_CASE("claude-code background: auto mode, a SubagentHandback report is captured and its hand-back notice gated") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-auto");
+  const std::string report = long_report("handback", "VERDICT: handed back");
+  const json handback = {{"session_id", s.session},
+                         {"transcript_path", ""},
+                         {"hook_event_name", "PreToolUse"},
+                         {"agent_id", "agent-j1"},
+                         {"tool_name", "SubagentHandback"},
+                         {"tool_input", {{"message", report}}}};
+  capture(s, handback);  // read, never rewritten: nothing printed
+  const json held = check_child(d, s.session, "agent-j1");
+  REQUIRE(held.contains("result"));
+  CHECK(held["result"]["state"] == "completed");
+  CHECK(held["result"]["bytes"] == report.size());
+
+  std::string indented_head;
+  for (char c : report.substr(0, 2000)) {
+    indented_head.push_back(c);
+    if (c == '\n') indented_head += "  ";
+  }
+  const std::string prompt = "<agent-message from=\"agent-j1\">\n[Subagent hand-back] The agent \"handback\" handed "
+                             "its work back. The report follows:\n<persisted-output>\nOutput too large (171KB). Full "
+                             "output saved to: /tmp/x.txt\n\nPreview (first 2KB):\n  " + indented_head +
+                             "\n...\n</persisted-output>\n</agent-message>";
+  const json notice = prompt_submit(s.session, prompt);
+  CHECK(block_reason(hook(s, notice)).starts_with("handoff: report bounded, " + grouped(report.size()) + " -> "));
+  const std::string copy = handed_over(deliver(s, notice));
+  CHECK(copy.find("finding 0001 (handback)") != std::string::npos);
+  CHECK(copy.find("VERDICT: handed back") != std::string::npos);
+  CHECK(read_whole(artifact_named(d, copy)) == report);
+}
+
+TEST_CASE("claude-code background: headless, the gate never blocks a notice") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-headless");
+  s.attended = false;
+  const std::string report = long_report("headless", "VERDICT: headless");
+  capture(s, subagent_stop(s.session, "agent-k1", report));
+  const json notice = prompt_submit(s.session, task_notification("agent-k1", report));
+  const cli_result gate = hook(s, notice);
+  CHECK(gate.out.find("\"decision\"") == std::string::npos);
+  CHECK(not_bounded_line(gate) ==
+        "[handoff: this agent's report was not bounded (claude -p: a notice cannot be replaced there); Claude Code's "
+        "own copy of it is all there is]");
+  CHECK_FALSE(std::filesystem::exists(s.spool()));  // nothing spooled, nothing to hand over
+  nothing_handed(deliver(s, prompt_submit(s.session, "hello")));
+}
+
+TEST_CASE("claude-code background: headless, a background Agent call runs in the foreground, attended it is left alone") {
+  temp_dir nowhere("handoff-cc-nosock");
+  session_env s((nowhere / "handoffd.sock").string(), "sess-pretool");
+  const json input = {{"session_id", s.session},
+                      {"transcript_path", ""},
+                      {"hook_event_name", "PreToolUse"},
+                      {"tool_name", "Agent"},
+                      {"tool_use_id", "toolu_9"},
+                      {"tool_input", {{"description", "x"}, {"prompt", "p"}, {"run_in_background", true}}}};
+  s.attended = false;
+  const cli_result headless = hook(s, input);
+  CHECK(headless.status == 0);
+  const json out = parsed(headless.out);
+  CHECK(out == json{{"hookSpecificOutput",
+                     {{"hookEventName", "PreToolUse"},
+                      {"updatedInput", {{"description", "x"}, {"prompt", "p"}, {"run_in_background", false}}}}}});
+
+  json foreground = input;
+  foreground["tool_input"].erase("run_in_background");
+  CHECK(hook(s, foreground).out.empty());  // already in the foreground
+
+  s.attended = true;
+  const cli_result attended = hook(s, input);
+  CHECK(attended.status == 0);
+  CHECK(attended.out.empty());
+}
+
+TEST_CASE("claude-code background: the spool is a 0700 directory of 0600 files") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-modes");
+  const std::string report = long_report("modes", "VERDICT: modes");
+  capture(s, subagent_stop(s.session, "agent-l1", report));
+  const json notice = prompt_submit(s.session, task_notification("agent-l1", report));
+  block_reason(hook(s, notice));
+
+  auto check_modes = [&] {
+    for (const std::filesystem::path& dir : {s.state.path() / "handoff", s.spool().parent_path(), s.spool()}) {
+      INFO(dir.string());
+      CHECK(S_ISDIR(mode_of(dir)));
+      CHECK((mode_of(dir) & 07777) == 0700);
+    }
+    std::size_t files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(s.spool())) {
+      INFO(e.path().string());
+      CHECK(S_ISREG(mode_of(e.path())));
+      CHECK((mode_of(e.path()) & 07777) == 0600);
+      ++files;
+    }
+    return files;
+  };
+  // lock, the pending copy and the gate's decision
+  CHECK(spool_names(s, "lock").size() == 1);
+  CHECK(spool_names(s, "pending-").size() == 1);
+  CHECK(spool_names(s, "decision-").size() == 1);
+  CHECK(check_modes() == 3);
+
+  handed_over(deliver(s, notice));
+  CHECK(spool_names(s, "delivered-").size() == 1);
+  CHECK(check_modes() == 2);  // lock and the delivered copy
+}
+
+TEST_CASE("claude-code background: a resumed agent after handoffd forgot its first report: bounded as <id>.2, nothing left running") {
+  daemon_process d({"--forget-after-ms", "100"});
+  session_env s(d.socket().string(), "sess-forgotten");
+  const std::string first = long_report("early", "VERDICT: early");
+  const std::string second = long_report("late", "VERDICT: late", 2900);
+
+  capture(s, subagent_stop(s.session, "agent-m1", first));
+  const json notice1 = prompt_submit(s.session, task_notification("agent-m1", first));
+  block_reason(hook(s, notice1));
+  handed_over(deliver(s, notice1));
+  // handoffd forgets the delivered report (a parent idle for --forget-after-ms).
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (check_child(d, s.session, "agent-m1")["result"].value("state", "") != "forgotten" &&
+         std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(check_child(d, s.session, "agent-m1")["result"]["state"] == "forgotten");
+
+  capture(s, subagent_stop(s.session, "agent-m1", second));
+  const json notice2 = prompt_submit(s.session, task_notification("agent-m1", second));
+  CHECK(block_reason(hook(s, notice2)).starts_with("handoff: report bounded, " + grouped(second.size()) + " -> "));
+  const std::string copy = handed_over(deliver(s, notice2));
+  CHECK(copy.find("VERDICT: late") != std::string::npos);
+  CHECK(check_child(d, s.session, "agent-m1.2")["result"]["state"] == "delivered");
+  // The first report's record is not turned into a child that runs for ever by the capture's
+  // refused completion under the first name.
+  const std::string first_state = check_child(d, s.session, "agent-m1")["result"].value("state", "");
+  CHECK(first_state != "running");
+  raw_client c(d.socket());
+  CHECK(c.call("daemon/status", json::object())["result"]["children"]["running"] == 0);
+}
