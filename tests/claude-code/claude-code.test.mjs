@@ -321,6 +321,31 @@ test('setup: a malformed settings file is refused and left untouched; --remove t
   });
 });
 
+test('setup over an older install: its entries are replaced where they stood, the --foreground-agents one goes, and --remove leaves the user\'s own', async () => {
+  await withWorld(async (world) => {
+    const settings = `${world.home}/.claude/settings.json`;
+    fs.mkdirSync(`${world.home}/.claude`, { recursive: true });
+    const old = "'/old/prefix/bin/handoff' hook claude-code";
+    const user = { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo mine' }] };
+    fs.writeFileSync(settings, JSON.stringify({
+      hooks: {
+        PostToolUse: [{ matcher: 'Agent', hooks: [{ type: 'command', command: old, timeout: 1800 }] }, user],
+        PreToolUse: [user, { matcher: 'Agent', hooks: [{ type: 'command', command: old, timeout: 1800 }] }],
+      },
+    }, null, 2));
+    world.setup();
+    const now = JSON.parse(fs.readFileSync(settings, 'utf8'));
+    assert.equal(now.hooks.PostToolUse.length, 2);
+    assert.equal(now.hooks.PostToolUse[0].matcher, 'Agent', 'handoff\'s group where the old one stood');
+    assert.ok(!JSON.stringify(now).includes('/old/prefix/'), 'no entry of the old install is left');
+    assert.deepEqual(now.hooks.PostToolUse[1], user);
+    assert.deepEqual(now.hooks.PreToolUse.map((g) => g.matcher), ['Bash', 'Agent|SubagentHandback']);
+    assert.equal(now.hooks.UserPromptSubmit[0].hooks.filter((h) => / hook claude-code( --deliver)?$/.test(h.command)).length, 2);
+    world.setup('--remove');
+    assert.deepEqual(JSON.parse(fs.readFileSync(settings, 'utf8')), { hooks: { PostToolUse: [user], PreToolUse: [user] } });
+  });
+});
+
 test('claude -p, an Agent call asking for the background (run_in_background: true): run in the foreground, where its 171 KB answer is bounded, and the run ends normally', async () => {
   await withWorld(async (world) => {
     await world.startDaemon();
