@@ -88,6 +88,16 @@ bool needs_gate(const agent_notice& notice) {
   return notice.kind != notice_kind::other && (notice.cut || !fits_unchanged(std::string(notice.report)));
 }
 
+// Reports let through unbounded before (handoffd did not answer the gate): out of handoffd, so
+// no later batch hands them over a second time. A passed agent's latest report is the one that
+// passed: capture settles the record before it completes the agent's next report.
+void settle_passed(report_spool& spool, client::connection& c, const std::string& session) {
+  for (const std::string& agent : spool.passed()) {
+    if (const auto r = latest_report(c, session, agent); r && r->state == "completed") c.cancel({session, {r->child_id}});
+    spool.forget_passed(agent);
+  }
+}
+
 struct gate_answer {
   bool block = false;
   std::string output;  // what the gate prints
@@ -124,13 +134,7 @@ gate_answer decide(report_spool& spool, const json& hook, const agent_notice& no
   const std::string session = hook.value("session_id", "");
   try {
     client::connection c = connect(settings, true);
-    // Reports let through unbounded before: out of handoffd, so no later batch hands them over
-    // a second time.
-    for (const std::string& agent : spool.passed()) {
-      if (const auto r = latest_report(c, session, agent); r && r->state == "completed")
-        c.cancel({session, {r->child_id}});
-      spool.forget_passed(agent);
-    }
+    settle_passed(spool, c, session);
     const std::optional<rpc::check_result> report = latest_report(c, session, notice.agent_id);
     if (!report) return pass("its full text never reached handoffd");
     if (spool.holds(report->child_id)) return block("handoff: report already delivered, bounded, with another agent's");
@@ -186,6 +190,8 @@ void capture_report(const json& hook, const hook_settings& settings) {
   if (!title) return;
   try {
     client::connection c = connect(settings, true);
+    if (std::optional<report_spool> spool = report_spool::open_locked(settings.spool_base, parent, false))
+      settle_passed(*spool, c, parent);
     rpc::completed_params done;
     done.parent_id = parent;
     done.title = *title;

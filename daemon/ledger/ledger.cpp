@@ -104,6 +104,15 @@ child_state ledger::start(const std::string& parent_id, const std::string& child
   return c.state;
 }
 
+void ledger::unstart(const std::string& parent_id, const std::string& child_id) {
+  parent* p = find_mutable(parent_id);
+  if (p == nullptr) return;
+  const auto it = p->children.find(child_id);
+  if (it == p->children.end() || it->second.state != child_state::running) return;
+  p->children.erase(it);
+  wake(parent_id);
+}
+
 void ledger::progress(const std::string& parent_id, const std::string& child_id, std::string_view text) {
   append_progress(child_of(get_or_create(parent_id), child_id).progress, text);
 }

@@ -193,6 +193,9 @@ class ledger {
   // ---- transitions of a child ----
   // subagent/started: known and running unless it already had a state; returns that state.
   child_state start(const std::string& parent_id, const std::string& child_id, const std::string& title);
+  // A child that start() made known for a completion the queue then refused (a conflict, a
+  // failed write) goes back to unknown, as if never started; any other child is left as it is.
+  void unstart(const std::string& parent_id, const std::string& child_id);
   // subagent/progress: keeps the tail of `text` (a child not yet known starts running).
   void progress(const std::string& parent_id, const std::string& child_id, std::string_view text);
   // The queue has made a completion durable (`outcome` from pending_queue::put).

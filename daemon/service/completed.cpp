@@ -17,7 +17,11 @@ asio::awaitable<reply<rpc::completed_result>> service::completed(std::shared_ptr
   completion info{p.parent_id, p.child_id, p.title, *status, p.error};
   const std::string text = std::move(p.final_text);
   // Known (running) from now on, so a wait pipelined right behind this request waits for it
-  // rather than failing with "unknown child" while the text is being written.
+  // rather than failing with "unknown child" while the text is being written. A child this made
+  // known is unknown again if the queue refuses the completion as a conflict (a forgotten child
+  // completed with another text): it is not left running for ever. After a failed write it stays
+  // running: its completion is to be sent again.
+  const bool was_known = ledger_.find_child(p.parent_id, p.child_id) != nullptr;
   ledger_.start(p.parent_id, p.child_id, p.title);
   if (info.title.empty())
     if (const child* known = ledger_.find_child(p.parent_id, p.child_id)) info.title = known->title;
@@ -27,6 +31,7 @@ asio::awaitable<reply<rpc::completed_result>> service::completed(std::shared_ptr
     const in_flight::scope counted(pool_answers_);
     outcome = co_await queue_put(pool_, queue_, info, text);
   } catch (const queue_conflict& e) {
+    if (!was_known) ledger_.unstart(p.parent_id, p.child_id);
     throw rpc_error(errc::conflict, e.what());
   } catch (const queue_error& e) {
     spdlog::error("queue write failed for {}/{}: {}", p.parent_id, p.child_id, e.what());

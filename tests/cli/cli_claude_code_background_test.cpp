@@ -5,14 +5,24 @@
 // sync: block once a bounded copy is spooled) and deliver (UserPromptSubmit, asyncRewake: the
 // pending copies on stderr, exit 2, once).
 //
-// A deliverer run on a notice waits (up to 15 s) for its gate's decision: every notice here is
-// gated before its deliverer runs, or the deliverer is run on a plain prompt.
+// A deliverer run on a long notice waits (up to 15 s) for its gate's decision: every such notice
+// here is gated before its deliverer runs (but one, started first on purpose), or the deliverer
+// is run on a plain prompt.
+//
+// Two cases fail on purpose, each showing a bug: "the report let through unbounded is the one
+// cancelled, ..." (the gate's clean-up of a passed report cancels the agent's latest report) and
+// "a resumed agent after handoffd forgot its first report, ..." (handoffd's refused completion
+// of a forgotten child leaves it running).
 #include <doctest/doctest.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -378,7 +388,10 @@ TEST_CASE("claude-code background: a short report leaves no state in handoffd, t
   const cli_result gate = hook(s, notice);
   CHECK(gate.status == 0);
   CHECK(gate.out.empty());
+  CHECK_FALSE(std::filesystem::exists(s.spool()));  // nothing to hand over: no spool either
+  const auto started = std::chrono::steady_clock::now();
   nothing_handed(deliver(s, notice));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(3));  // waits for no decision
 
   raw_client c(d.socket());
   const json status = c.call("daemon/status", json::object());
@@ -391,6 +404,37 @@ TEST_CASE("claude-code background: a foreground agent's SubagentStop (not among 
   session_env s(d.socket().string(), "sess-foreground");
   capture(s, subagent_stop(s.session, "agent-f1", long_report("fg", "VERDICT: fg"), "audit", false));
   CHECK(check_child(d, s.session, "agent-f1")["error"]["code"] == -32001);
+}
+
+TEST_CASE("claude-code background: a notice whose report fits passes at once, the gate contacts no handoffd") {
+  // A socket that accepts and never answers: a gate that called it would wait out its budget.
+  temp_dir dir("handoff-cc-silent");
+  const std::filesystem::path path = dir / "silent.sock";
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  REQUIRE(path.string().size() < sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, path.c_str(), path.string().size() + 1);
+  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 16) == 0);
+
+  session_env s(path.string(), "sess-fits");
+  const std::string report = "Checked the lexer: nothing to change.\nVERDICT: ship it";
+  capture(s, subagent_stop(s.session, "agent-o1", report));
+  const json notice = prompt_submit(s.session, task_notification("agent-o1", report));
+  const auto started = std::chrono::steady_clock::now();
+  const cli_result gate = hook(s, notice);
+  CHECK(gate.status == 0);
+  CHECK(gate.out.empty());
+  nothing_handed(deliver(s, notice));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(2));
+  // No one connected, for the capture, the gate or the deliverer.
+  const int accepted = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  CHECK(accepted < 0);
+  if (accepted >= 0) ::close(accepted);
+  ::close(listener);
+  CHECK_FALSE(std::filesystem::exists(s.spool()));
 }
 
 TEST_CASE("claude-code background: with no handoffd listening the gate lets a long notice through with one not-bounded line") {
@@ -414,6 +458,7 @@ TEST_CASE("claude-code background: with no handoffd listening the gate lets a lo
   const cli_result short_gate = hook(s, prompt_submit(s.session, task_notification("agent-g2", "all fine")));
   CHECK(short_gate.status == 0);
   CHECK(short_gate.out.empty());
+  CHECK(spool_names(s, "passed-") == std::vector<std::string>{"passed-agent-g1"});
 }
 
 TEST_CASE("claude-code background: a long report handoffd never received passes with the not-bounded line") {
@@ -454,6 +499,50 @@ TEST_CASE("claude-code background: a report let through unbounded is cancelled b
   CHECK(copy.find("VERDICT SECOND: bounded") != std::string::npos);
   CHECK(copy.find("VERDICT FIRST") == std::string::npos);  // the model had it already, from Claude Code
   CHECK(copy.find("(first)") == std::string::npos);
+}
+
+TEST_CASE("claude-code background: the report let through unbounded is the one cancelled, not the same agent's newer report") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-passed-resumed");
+  const std::string first = long_report("one", "VERDICT ONE: passed through");
+  const std::string second = long_report("two", "VERDICT TWO: resumed", 2900);
+  const std::string other = long_report("bee", "VERDICT BEE: another agent");
+  capture(s, subagent_stop(s.session, "agent-p1", first));
+
+  d.stop();  // the first notice finds no handoffd: Claude Code's own copy goes to the model
+  const json notice1 = prompt_submit(s.session, task_notification("agent-p1", first));
+  not_bounded_line(hook(s, notice1));
+  nothing_handed(deliver(s, notice1));
+  REQUIRE(spool_names(s, "passed-") == std::vector<std::string>{"passed-agent-p1"});
+
+  d.start();
+  // The user resumes the agent; its second report is captured before any gate runs again.
+  // Capture settles the passed record first: the passed report leaves handoffd before the new
+  // one is completed, so no later gate can take one for the other.
+  capture(s, subagent_stop(s.session, "agent-p1", second));
+  REQUIRE(check_child(d, s.session, "agent-p1")["result"]["state"] == "cancelled");    // the passed one
+  REQUIRE(check_child(d, s.session, "agent-p1.2")["result"]["state"] == "completed");  // the new one
+  CHECK(spool_names(s, "passed-").empty());
+
+  const json notice2 = prompt_submit(s.session, task_notification("agent-p1", second));
+  const cli_result gate2 = hook(s, notice2);
+  INFO("second gate: ", gate2.out);
+  // The first report (already seen, unbounded) leaves handoffd; the second is bounded.
+  CHECK(check_child(d, s.session, "agent-p1")["result"]["state"] == "cancelled");
+  CHECK(check_child(d, s.session, "agent-p1.2")["result"]["state"] == "delivered");
+  CHECK(gate2.out.find("\"decision\":\"block\"") != std::string::npos);
+  const cli_result deliver2 = deliver(s, notice2);
+  CHECK(deliver2.status == 2);
+  CHECK(deliver2.err.find("VERDICT TWO: resumed") != std::string::npos);
+  CHECK(deliver2.err.find("VERDICT ONE") == std::string::npos);
+
+  // Another agent's batch does not hand the first report over a second time.
+  capture(s, subagent_stop(s.session, "agent-p2", other, "bee"));
+  const json notice3 = prompt_submit(s.session, task_notification("agent-p2", other, "bee"));
+  block_reason(hook(s, notice3));
+  const std::string copy3 = handed_over(deliver(s, notice3));
+  CHECK(copy3.find("VERDICT BEE: another agent") != std::string::npos);
+  CHECK(copy3.find("VERDICT ONE") == std::string::npos);
 }
 
 TEST_CASE("claude-code background: auto mode, a SubagentHandback report is captured and its hand-back notice gated") {
@@ -502,6 +591,10 @@ TEST_CASE("claude-code background: headless, the gate never blocks a notice") {
         "[handoff: this agent's report was not bounded (claude -p: a notice cannot be replaced there); Claude Code's "
         "own copy of it is all there is]");
   CHECK_FALSE(std::filesystem::exists(s.spool()));  // nothing spooled, nothing to hand over
+  // Its deliverer (no gate decision is ever written headless) waits for none.
+  const auto started = std::chrono::steady_clock::now();
+  nothing_handed(deliver(s, notice));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(3));
   nothing_handed(deliver(s, prompt_submit(s.session, "hello")));
 }
 

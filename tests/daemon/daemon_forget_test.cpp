@@ -70,6 +70,14 @@ TEST_CASE("a parent that hung up is forgotten after the grace, its delivered chi
   json after = result_of(w, "subagent/wait", {{"parentId", "p"}, {"childIds", {"c1"}}, {"timeoutMs", 0}});
   CHECK(after["alreadyDelivered"] == json{"c1"});
   CHECK(after["sections"].empty());
+  // A completion of the forgotten child with another text is a conflict, and leaves nothing
+  // running behind it (the parent would never be forgotten again).
+  REQUIRE(parents_become(w, 0, std::chrono::milliseconds(grace_ms * 5)));
+  json other = w.call("subagent/completed", {{"parentId", "p"}, {"childId", "c1"}, {"status", "done"}, {"finalText", "another\n"}});
+  REQUIRE(other.contains("error"));
+  CHECK(other["error"]["code"] == -32006);
+  CHECK(result_of(w, "subagent/check", {{"parentId", "p"}, {"childId", "c1"}})["state"] == "forgotten");
+  CHECK(result_of(w, "daemon/status", nullptr)["children"]["running"] == 0);
 }
 
 TEST_CASE("a connected parent stays, its settled children are forgotten, its held ones kept") {
