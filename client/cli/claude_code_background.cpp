@@ -18,17 +18,6 @@ using nlohmann::json;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// 171016 -> "171,016".
-std::string grouped(std::size_t n) {
-  const std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
 bool is_rpc(const client::client_error& e, rpc::errc code) {
   return e.kind() == client::error_kind::rpc && e.code() == code;
 }
@@ -114,20 +103,6 @@ gate_answer pass(const std::string& why) {
                             {{"hookEventName", "UserPromptSubmit"},
                              {"additionalContext", "[handoff: this agent's report was not bounded (" + why +
                                                        "); Claude Code's own copy of it is all there is]"}}}})};
-}
-
-// The bounded copy the model is handed instead of a report `wait` deferred: where to get it.
-std::string held_back_note(const std::string& parent, const std::string& child, std::size_t bytes) {
-  const std::string self = rpc::own_executable().string();
-  std::string command;
-  append_shell_word(command, self.empty() ? std::string("handoff") : self);
-  command += " wait --reader claude-code --parent ";
-  append_shell_word(command, parent);
-  command.push_back(' ');
-  append_shell_word(command, child);
-  return "[handoff: a background agent's report (" + grouped(bytes) +
-         " bytes) was held back to keep this turn within its budget; it is kept in handoffd. Get it when you "
-         "have room: Bash `" + command + "`]";
 }
 
 gate_answer decide(report_spool& spool, const json& hook, const agent_notice& notice, const hook_settings& settings) {

@@ -102,19 +102,7 @@ std::string bound_agent_answer(const json& hook, const json& response, const hoo
     const rpc::wait_result result = c.wait(wait);
     for (const rpc::section_dto& section : result.batch.sections)
       if (section.child_id == child) return with_content(response, section.text);
-    if (result.batch.deferred > 0) {
-      // The command names this very executable, quoted as the footers quote theirs.
-      const std::string self = rpc::own_executable().string();
-      std::string command;
-      append_shell_word(command, self.empty() ? std::string("handoff") : self);
-      command += " wait --reader claude-code --parent ";
-      append_shell_word(command, parent);
-      command.push_back(' ');
-      append_shell_word(command, child);
-      return with_content(response, "[handoff: this agent's answer (" + std::to_string(text.size()) +
-                                        " bytes) was held back to keep this turn within its budget; it is kept in "
-                                        "handoffd. Get it when you have room: Bash `" + command + "`]");
-    }
+    if (result.batch.deferred > 0) return with_content(response, held_back_note(parent, child, text.size()));
     return not_bounded(response, "handoffd answered no section for it");
   } catch (const std::exception& e) {
     return not_bounded(response, std::string("handoffd: ") + e.what());
@@ -136,6 +124,30 @@ std::string foreground_when_headless(const json& hook, const hook_settings& sett
 }
 
 }  // namespace
+
+std::string grouped(std::size_t n) {
+  const std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::string held_back_note(const std::string& parent, const std::string& child, std::size_t bytes) {
+  // The command names this very executable, quoted as the footers quote theirs.
+  const std::string self = rpc::own_executable().string();
+  std::string command;
+  append_shell_word(command, self.empty() ? std::string("handoff") : self);
+  command += " wait --reader claude-code --parent ";
+  append_shell_word(command, parent);
+  command.push_back(' ');
+  append_shell_word(command, child);
+  return "[handoff: this agent's report (" + grouped(bytes) +
+         " bytes) was held back to keep this turn within its budget; it is kept in handoffd. Get it when you have "
+         "room: Bash `" + command + "`]";
+}
 
 std::optional<rpc::usage_dto> usage_of(const transcript_turn& turn, const hook_settings& settings) {
   if (!settings.context_window || !turn.context_tokens || *settings.context_window <= 0) return std::nullopt;

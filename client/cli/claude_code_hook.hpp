@@ -71,6 +71,13 @@ std::optional<rpc::usage_dto> usage_of(const transcript_turn& turn, const hook_s
 // (client/lib/handoff/daemon_start.hpp).
 client::connection connect(const hook_settings& settings, bool start);
 
+// 171016 -> "171,016".
+std::string grouped(std::size_t n);
+
+// What the model gets for a report a wait deferred (its batch had no room for it): where it is
+// kept and the Bash command that gets it.
+std::string held_back_note(const std::string& parent, const std::string& child, std::size_t bytes);
+
 // The text of an Agent tool_response's content: every text block, joined with "\n".
 std::string agent_answer_text(const nlohmann::json& content);
 

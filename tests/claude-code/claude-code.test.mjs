@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, handoffdPath, longAnswer, footerCalls, planCalls, readLines } from './harness.mjs';
+import { World, handoffdPath, longAnswer, footerCalls, planCalls, readLines, assertFollowed } from './harness.mjs';
 import { startModel, firstUserText, toolResults } from './scripted-anthropic.mjs';
 
 const KiB = 1024;
@@ -145,23 +145,7 @@ test('a foreground Agent answering 171 KB: at most 16 KiB with its first and las
     // The artifact holds the answer byte for byte.
     assert.ok(seen.artifact, 'the footer names the artifact');
     assert.equal(fs.readFileSync(seen.artifact, 'utf8'), answer);
-    // Every call the footer names came back whole, none refused, and together they are the
-    // omitted lines.
-    const omitted = result.match(/omitted lines (\d+)-(\d+) (?:in|back)/);
-    assert.ok(omitted, 'the footer names the omitted lines');
-    assert.ok(seen.followCalls.length > 0);
-    assert.equal(seen.followResults?.length, seen.followCalls.length);
-    const got = [];
-    seen.followCalls.forEach((call, i) => {
-      const r = seen.followResults[i];
-      assert.equal(r.isError, false, `call ${i + 1} was refused: ${r.text.slice(0, 300)}`);
-      assert.equal(call.tool, 'Read');
-      const lines = readLines(r.text, call.offset, call.limit);
-      assert.equal(lines.length, call.limit, `Read offset=${call.offset} limit=${call.limit} returned ${lines.length} lines`);
-      got.push(...lines);
-    });
-    const all = answer.split('\n');
-    assert.deepEqual(got, all.slice(Number(omitted[1]) - 1, Number(omitted[2])));
+    assertFollowed(seen, answer, result);
   });
 });
 

@@ -1,5 +1,6 @@
 // A real Claude Code 2.1.328 (this folder's pinned npm install) on the scripted model, with a
 // real handoffd on a temporary socket and a temporary HOME, for the hook tests.
+import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -146,4 +147,23 @@ export function readLines(output, offset, limit) {
     if (m && Number(m[1]) === offset + lines.length && lines.length < limit) lines.push(m[2]);
   }
   return lines;
+}
+
+// Every call the footer of `copy` named (`seen.followCalls`, their results `seen.followResults`,
+// in order) came back whole, none refused, and together they are the omitted lines of `answer`.
+export function assertFollowed(seen, answer, copy) {
+  const omitted = copy.match(/omitted lines (\d+)-(\d+) (?:in|back)/);
+  assert.ok(omitted, `the footer names the omitted lines:\n${copy.slice(-800)}`);
+  assert.ok(seen.followCalls.length > 0);
+  assert.equal(seen.followResults?.length, seen.followCalls.length);
+  const got = [];
+  seen.followCalls.forEach((call, i) => {
+    const r = seen.followResults[i];
+    assert.equal(r.isError, false, `call ${i + 1} was refused: ${r.text.slice(0, 300)}`);
+    assert.equal(call.tool, 'Read');
+    const lines = readLines(r.text, call.offset, call.limit);
+    assert.equal(lines.length, call.limit, `Read offset=${call.offset} limit=${call.limit} returned ${lines.length} lines`);
+    got.push(...lines);
+  });
+  assert.deepEqual(got, answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])));
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
 
-import { World, longAnswer, footerCalls, planCalls, readLines } from './harness.mjs';
+import { World, longAnswer, footerCalls, planCalls, assertFollowed } from './harness.mjs';
 import { startModel, firstUserText, newestTurn, contentText, toolResults } from './scripted-anthropic.mjs';
 import { Tui } from './tui.mjs';
 
@@ -147,24 +147,6 @@ function assertMiddleNeverSent(seen, lines) {
       assert.ok(at < 0, `a parent request carries "${line}": ...${text.slice(Math.max(0, at - 1500), at + 200)}`);
     }
   }
-}
-
-// Every call the footer named came back whole, and together they are the omitted lines.
-function assertFollowed(seen, answer, copy) {
-  const omitted = copy.match(/omitted lines (\d+)-(\d+) (?:in|back)/);
-  assert.ok(omitted, `the footer names the omitted lines:\n${copy.slice(-800)}`);
-  assert.ok(seen.followCalls.length > 0);
-  assert.equal(seen.followResults?.length, seen.followCalls.length);
-  const got = [];
-  seen.followCalls.forEach((call, i) => {
-    const r = seen.followResults[i];
-    assert.equal(r.isError, false, `call ${i + 1} was refused: ${r.text.slice(0, 300)}`);
-    assert.equal(call.tool, 'Read');
-    const lines = readLines(r.text, call.offset, call.limit);
-    assert.equal(lines.length, call.limit, `Read offset=${call.offset} limit=${call.limit} returned ${lines.length} lines`);
-    got.push(...lines);
-  });
-  assert.deepEqual(got, answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])));
 }
 
 for (const [mode, review] of [['acceptEdits', 'server'], ['auto', 'server'], ['auto', 'none']]) {
