@@ -13,8 +13,6 @@ using nlohmann::ordered_json;
 constexpr std::string_view hook_suffix = " hook claude-code";
 constexpr std::string_view deliver_suffix = " hook claude-code --deliver";
 constexpr std::string_view store_suffix = "/subagent-results/**)";
-// Every event handoff puts a hook under.
-constexpr const char* events[] = {"PostToolUse", "PostToolUseFailure", "PreToolUse", "SubagentStop", "UserPromptSubmit"};
 
 bool is_handoff_hook(const ordered_json& hook) {
   if (!hook.is_object() || !hook.contains("command") || !hook["command"].is_string()) return false;
@@ -110,7 +108,7 @@ ordered_json without_handoff(ordered_json settings, const std::string& artifact_
   if (!settings.is_object()) return settings;
   if (settings.contains("hooks") && settings["hooks"].is_object()) {
     ordered_json& hooks = settings["hooks"];
-    for (const char* event : events) {
+    for (const char* event : handoff_events) {
       if (!hooks.contains(event)) continue;
       drop_hooks(hooks[event]);
       erase_if_empty(hooks, event);

@@ -30,6 +30,10 @@
 
 namespace handoff::cli {
 
+// Every event handoff puts a hook under: each must be an array in a file setup edits.
+inline constexpr const char* handoff_events[] = {"PostToolUse", "PostToolUseFailure", "PreToolUse", "SubagentStop",
+                                                 "UserPromptSubmit"};
+
 struct claude_code_entries {
   std::string command;        // the hook command: the quoted handoff executable + " hook claude-code"
   std::string artifact_dir;   // absolute; its Read allow rule

@@ -40,7 +40,7 @@ void check_claude_code_shape(const ordered_json& settings, const fs::path& path)
   if (settings.contains("hooks")) {
     const ordered_json& hooks = settings["hooks"];
     if (!hooks.is_object()) throw std::runtime_error(where + "\"hooks\" is not an object");
-    for (const char* event : {"PostToolUse", "PostToolUseFailure", "PreToolUse"})
+    for (const char* event : handoff_events)
       if (hooks.contains(event) && !hooks[event].is_array())
         throw std::runtime_error(where + "\"hooks." + event + "\" is not an array");
   }

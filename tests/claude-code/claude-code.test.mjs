@@ -287,6 +287,12 @@ test('setup: a malformed settings file is refused and left untouched; --remove t
     fs.writeFileSync(settings, '{"model": "x", hooks: }');
     assert.throws(() => world.setup(), /not valid JSON/);
     assert.equal(fs.readFileSync(settings, 'utf8'), '{"model": "x", hooks: }');
+    for (const event of ['PostToolUse', 'PreToolUse', 'SubagentStop', 'UserPromptSubmit']) {
+      const odd = JSON.stringify({ hooks: { [event]: { matcher: 'x' } } });
+      fs.writeFileSync(settings, odd);
+      assert.throws(() => world.setup(), new RegExp(`"hooks\\.${event}" is not an array`));
+      assert.equal(fs.readFileSync(settings, 'utf8'), odd);
+    }
     const mine = { model: 'x', hooks: { PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo hi' }] }] }, permissions: { allow: ['Bash(ls:*)'] } };
     fs.writeFileSync(settings, JSON.stringify(mine, null, 2));
     world.setup();
