@@ -6,7 +6,7 @@
 //   long    a 171,016-byte answer, through a real handoffd: completed + one wait + the
 //           projection. Floor: process start + SHA-256 + one fsync'd write of the text on the
 //           same file system. Target <= 3x.
-// And a background agent's report (client/cli/claude_code_background.hpp), each hook as its own
+// And a background agent's report (client/cli/harness/claude_code/background.hpp), each hook as its own
 // process: capture (SubagentStop), the gate (UserPromptSubmit, sync: the notice waits for it)
 // and the deliverer (asyncRewake: runs beside the gate, the model waits for it), against the same
 // floors: a short report (Claude Code's notice passes; no daemon call) and a 171 KB one (completed;

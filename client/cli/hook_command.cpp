@@ -1,89 +1,31 @@
+// `handoff hook NAME`: one subcommand per harness of the table that has a hook
+// (cli/harness/harness.hpp).
 #include "cli/hook_command.hpp"
-
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
-#include <cerrno>
-#include <charconv>
-#include <cstdlib>
-#include <cstring>
 #include <string>
-#include <string_view>
+#include <utility>
+#include <vector>
 
-#include "cli/claude_code_hook.hpp"
-#include "cli/claude_code_spool.hpp"
+#include "cli/harness/harness.hpp"
 
 namespace handoff::cli {
-namespace {
-
-// All of stdin, up to one byte past `most` (then the caller passes the input by).
-std::string read_stdin(std::size_t most) {
-  std::string in;
-  char buffer[64 * 1024];
-  for (;;) {
-    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    in.append(buffer, static_cast<std::size_t>(n));
-    if (in.size() > most) break;
-  }
-  return in;
-}
-
-std::optional<std::int64_t> positive_env(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr) return std::nullopt;
-  std::int64_t n = 0;
-  const std::string_view text(value);
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc{} || end != text.data() + text.size() || n <= 0) return std::nullopt;
-  return n;
-}
-
-int run_hook(const daemon_options& daemon, bool deliver) {
-  hook_settings settings;
-  settings.spool_base = spool_base();
-  if (const char* attended = std::getenv("CLAUDE_CODE_SESSION_ATTENDED"); attended != nullptr)
-    settings.attended = std::string_view(attended) != "0";
-  settings.socket = daemon.socket;
-  settings.context_window = positive_env("HANDOFF_CONTEXT_WINDOW");
-  if (!settings.context_window) settings.context_window = positive_env("CLAUDE_CODE_MAX_CONTEXT_TOKENS");
-  if (const auto ms = positive_env("HANDOFF_HOOK_SIBLINGS_WAIT_MS")) settings.siblings_wait = std::chrono::milliseconds(*ms);
-  if (deliver) {
-    // Claude Code wakes the model with stderr when an asyncRewake hook exits 2.
-    const bool handed = run_claude_code_deliverer(read_stdin(max_hook_input_bytes), settings, [](const std::string& text) {
-      if (std::fwrite(text.data(), 1, text.size(), stderr) != text.size() || std::fflush(stderr) != 0)
-        throw std::runtime_error("stderr");
-    });
-    return handed ? 2 : exit_ok;
-  }
-  const std::string out = run_claude_code_hook(read_stdin(max_hook_input_bytes), settings);
-  if (!out.empty()) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    std::fputc('\n', stdout);
-    std::fflush(stdout);
-  }
-  return exit_ok;  // never fail the tool call: its own output stands when nothing is printed
-}
-
-}  // namespace
 
 command add_hook_command(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
   CLI::App* hook = add_daemon_subcommand(app, "hook", "Hooks a harness runs (installed by `handoff setup`)");
   hook->require_subcommand(1);
-  CLI::App* claude = hook->add_subcommand(
-      "claude-code", "Claude Code's hooks (Agent, SubagentStop, SubagentHandback, UserPromptSubmit): one hook input on "
-                     "stdin, its answer on stdout");
-  claude->fallthrough();
-  auto deliver = std::make_shared<bool>(false);
-  claude->add_flag("--deliver", *deliver,
-                   "The asyncRewake UserPromptSubmit hook: hand the bounded background reports over (stderr, exit 2)");
-  claude->footer(
-      "Environment: HANDOFF_CONTEXT_WINDOW (else CLAUDE_CODE_MAX_CONTEXT_TOKENS): the parent model's context "
-      "window, tokens, for the dynamic budget (unknown: static caps); HANDOFF_HOOK_SIBLINGS_WAIT_MS: how long a "
-      "result waits for the turn's other agents [1500000]. Exits 0, or 2 with --deliver when it hands reports over.");
-  return command{hook, [daemon, deliver] { return run_hook(*daemon, *deliver); }};
+  auto chosen = std::make_shared<std::vector<std::pair<CLI::App*, run_fn>>>();
+  for (const harness& h : harnesses()) {
+    if (h.add_hook == nullptr) continue;
+    CLI::App* sub = hook->add_subcommand(std::string(h.name), std::string(h.hook_help));
+    chosen->emplace_back(sub, h.add_hook(*sub, daemon));
+  }
+  return command{hook, [chosen] {
+                   for (const auto& [sub, run] : *chosen)
+                     if (sub->parsed()) return run();
+                   return exit_usage;
+                 }};
 }
 
 }  // namespace handoff::cli

@@ -1,5 +1,5 @@
-// `handoff hook claude-code`: the hook command `handoff setup claude-code` installs
-// (claude_code_hook.hpp says what it does).
+// `handoff hook NAME`: the hook commands `handoff setup NAME` installs, one per harness with a
+// hook (cli/harness/harness.hpp).
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
-// `handoff setup claude-code [--project DIR] [--remove] [--dry-run]`:
-// installs handoff's hooks into Claude Code's settings, or takes them out again
-// (claude_code_settings.hpp says exactly what it writes).
+// `handoff setup NAME [--project DIR] [--remove] [--dry-run] ...`: installs handoff into a
+// harness's settings, or takes it out again; one subcommand per harness of the table
+// (cli/harness/harness.hpp), each saying in its own folder exactly what it writes.
 #pragma once
 
 #include <CLI/CLI.hpp>

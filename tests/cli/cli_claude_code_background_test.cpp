@@ -1,4 +1,4 @@
-// Claude Code's background-agent hooks (client/cli/claude_code_background.hpp), run as Claude
+// Claude Code's background-agent hooks (client/cli/harness/claude_code/background.hpp), run as Claude
 // Code 2.1.328 runs them: the real `handoff hook claude-code [--deliver]` binary, one hook input
 // on stdin, against a real handoffd on a temporary socket, with its spool under a temporary
 // XDG_STATE_HOME. capture (SubagentStop, PreToolUse of SubagentHandback), gate (UserPromptSubmit,

@@ -1,4 +1,4 @@
-// `handoff setup pi` (client/cli/pi_settings.hpp) on real settings files in a temporary agent
+// `handoff setup pi` (client/cli/harness/pi/settings.hpp) on real settings files in a temporary agent
 // directory, with packages laid out as a build leaves them (the checkout's package.json, a
 // dist/src/extension.js). What Pi itself then loads from them: client/pi/test/install/.
 #include <doctest/doctest.h>

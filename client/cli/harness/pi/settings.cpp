@@ -1,4 +1,4 @@
-#include "cli/pi_settings.hpp"
+#include "cli/harness/pi/settings.hpp"
 
 #include <cstdlib>
 #include <stdexcept>

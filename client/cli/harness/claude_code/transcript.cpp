@@ -1,4 +1,4 @@
-#include "cli/claude_code_transcript.hpp"
+#include "cli/harness/claude_code/transcript.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

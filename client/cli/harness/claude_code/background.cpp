@@ -1,4 +1,4 @@
-#include "cli/claude_code_background.hpp"
+#include "cli/harness/claude_code/background.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "cli/claude_code_notice.hpp"
-#include "cli/claude_code_spool.hpp"
-#include "cli/claude_code_transcript.hpp"
+#include "cli/harness/claude_code/notice.hpp"
+#include "cli/harness/claude_code/spool.hpp"
+#include "cli/harness/claude_code/transcript.hpp"
 #include "engine/text/reader_profile.hpp"
 
 namespace handoff::cli {
@@ -191,7 +191,7 @@ std::string gate_notice(const json& hook, const hook_settings& settings) {
   const agent_notice notice = parse_agent_notice(prompt);
   const std::string session = hook.value("session_id", "");
   if (!needs_gate(notice) || session.empty()) return {};
-  // Headless, nothing can hand a copy over after a block (claude_code_hook.hpp): the notice
+  // Headless, nothing can hand a copy over after a block (hook.hpp): the notice
   // passes, as Claude Code made it.
   if (!settings.attended) return pass("claude -p: a notice cannot be replaced there").output;
   std::optional<report_spool> spool;

@@ -1,4 +1,4 @@
-#include "cli/claude_code_spool.hpp"
+#include "cli/harness/claude_code/spool.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/claude_code_notice.hpp"
+#include "cli/harness/claude_code/notice.hpp"
 #include "engine/fs/atomic_file.hpp"
 #include "engine/fs/private_dir.hpp"
 #include "engine/fs/sha256.hpp"

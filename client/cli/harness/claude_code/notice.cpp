@@ -1,4 +1,4 @@
-#include "cli/claude_code_notice.hpp"
+#include "cli/harness/claude_code/notice.hpp"
 
 #include <algorithm>
 #include <cctype>

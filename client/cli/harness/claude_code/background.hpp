@@ -1,6 +1,6 @@
 // Claude Code's background agents (every agent in its interactive UI; `run_in_background` ones
 // in `claude -p`): their reports reach the parent model not as a tool result but as a notice
-// (claude_code_notice.hpp), which no hook can rewrite. handoff bounds them in three steps, each
+// (notice.hpp), which no hook can rewrite. handoff bounds them in three steps, each
 // a hook `handoff setup claude-code` installs (docs/claude-code.md):
 //
 //   capture  SubagentStop (the agent's `last_assistant_message`) and PreToolUse of
@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/claude_code_hook.hpp"
+#include "cli/harness/claude_code/hook.hpp"
 
 namespace handoff::cli {
 

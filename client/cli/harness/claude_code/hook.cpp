@@ -1,12 +1,12 @@
-#include "cli/claude_code_hook.hpp"
+#include "cli/harness/claude_code/hook.hpp"
 
 #include <cstdlib>
 #include <exception>
 #include <thread>
 #include <vector>
 
-#include "cli/claude_code_background.hpp"
-#include "cli/claude_code_transcript.hpp"
+#include "cli/harness/claude_code/background.hpp"
+#include "cli/harness/claude_code/transcript.hpp"
 #include "engine/text/batch.hpp"
 #include "engine/text/projection.hpp"
 #include "engine/text/reader_profile.hpp"

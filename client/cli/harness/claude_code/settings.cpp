@@ -1,4 +1,4 @@
-#include "cli/claude_code_settings.hpp"
+#include "cli/harness/claude_code/settings.hpp"
 
 #include <algorithm>
 #include <string_view>
@@ -24,7 +24,7 @@ ordered_json command_hook(const std::string& command, int timeout_s) {
   return {{"type", "command"}, {"command", command}, {"timeout", timeout_s}};
 }
 
-// handoff's matcher group for each event (claude_code_settings.hpp).
+// handoff's matcher group for each event (settings.hpp).
 std::vector<std::pair<const char*, ordered_json>> handoff_groups(const claude_code_entries& e) {
   ordered_json deliver = command_hook(e.command + " --deliver", deliver_timeout_s);
   deliver["asyncRewake"] = true;

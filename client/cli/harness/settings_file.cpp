@@ -1,4 +1,4 @@
-#include "cli/settings_file.hpp"
+#include "cli/harness/settings_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

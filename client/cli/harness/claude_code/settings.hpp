@@ -11,7 +11,7 @@
 //   hooks.UserPromptSubmit    {"hooks": [COMMAND, timeout 30; COMMAND + " --deliver" with
 //                             "asyncRewake": true, rewakeMessage, rewakeSummary, timeout 60]}:
 //                             the notice blocked once its bounded copy is ready, and that copy
-//                             handed to the model (claude_code_background.hpp)
+//                             handed to the model (background.hpp)
 //   permissions.allow         "Read(/<artifact-dir>/**)": Claude Code's Read may read the artifact
 //                             store without a prompt (that directory only, read only)
 // A hook is handoff's when its command ends in " hook claude-code" or " hook claude-code

@@ -16,7 +16,7 @@
 //     the background runs in the foreground (updatedInput run_in_background: false), where its
 //     answer is bounded as above.
 //   SubagentStop, PreToolUse of SubagentHandback, UserPromptSubmit: a background agent's report
-//     (claude_code_background.hpp).
+//     (background.hpp).
 #pragma once
 
 #include <chrono>
@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/claude_code_transcript.hpp"
+#include "cli/harness/claude_code/transcript.hpp"
 #include "handoff/client.hpp"
 
 namespace handoff::cli {
@@ -48,7 +48,7 @@ struct hook_settings {
   // $CLAUDE_CODE_MAX_CONTEXT_TOKENS (which Claude Code itself honours); else unknown, and the
   // static caps apply (Claude Code tells a hook no window).
   std::optional<std::int64_t> context_window;
-  // Where the two UserPromptSubmit hooks hand bounded reports over (claude_code_spool.hpp):
+  // Where the two UserPromptSubmit hooks hand bounded reports over (spool.hpp):
   // spool_base() unless a test says otherwise.
   std::filesystem::path spool_base;
   // How long the deliverer waits for its gate's decision on a notice (the gate's own budget is
@@ -91,7 +91,7 @@ std::string run_claude_code_hook(const std::string& input, const hook_settings& 
 
 // `handoff hook claude-code --deliver`, the asyncRewake UserPromptSubmit hook: hands what the
 // gate spooled to `hand_over` and returns true (exit 2), else false (exit 0).
-// claude_code_background.hpp.
+// background.hpp.
 bool run_claude_code_deliverer(const std::string& input, const hook_settings& settings,
                                const std::function<void(const std::string&)>& hand_over);
 

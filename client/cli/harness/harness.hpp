@@ -1,0 +1,40 @@
+// The harnesses handoff serves, in one table (harnesses()): for each, its name (as in `handoff
+// setup NAME` and `handoff hook NAME`), how its settings are set up, and its hook, if it has
+// one. Each harness's glue lives in its own folder beside this file (claude_code/, pi/); adding
+// a harness is a folder, one entry in harnesses() (table.cpp) and its tests (docs/design.md, "Adding
+// a harness").
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "cli/daemon_command.hpp"
+
+namespace handoff::cli {
+
+// What runs a subcommand once parsing chose it: an exit status.
+using run_fn = std::function<int()>;
+
+struct harness {
+  std::string_view name;        // "claude-code": the subcommand of `handoff setup` and `handoff hook`
+  std::string_view setup_help;  // one line for `handoff setup --help`
+  // Registers `handoff setup NAME`'s options on `app` (--remove and --dry-run included); returns
+  // what runs it.
+  run_fn (*add_setup)(CLI::App& app);
+  // `handoff hook NAME`: its help line and its registration, or null when the harness has no
+  // hook.
+  std::string_view hook_help;
+  run_fn (*add_hook)(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
+};
+
+// Every harness, in the order `--help` lists them.
+const std::vector<harness>& harnesses();
+
+// "setup NAME: WHY" on stderr; returns `status`.
+int setup_failed(std::string_view name, std::string_view why, int status);
+
+}  // namespace handoff::cli

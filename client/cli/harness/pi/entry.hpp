@@ -1,0 +1,11 @@
+// Pi's entry in the harness table (cli/harness/harness.hpp): `handoff setup pi` (settings.hpp
+// says exactly what it writes). Pi's hooks are its TypeScript package, client/pi.
+#pragma once
+
+#include "cli/harness/harness.hpp"
+
+namespace handoff::cli {
+
+run_fn add_pi_setup(CLI::App& app);
+
+}  // namespace handoff::cli

@@ -1,0 +1,105 @@
+// `handoff setup pi [--project DIR] [--package DIR] [--dry-run] [--remove]`.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "cli/harness/pi/entry.hpp"
+#include "cli/harness/pi/settings.hpp"
+#include "cli/harness/settings_file.hpp"
+#include "protocol/default_paths.hpp"
+
+namespace handoff::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+struct pi_options {
+  std::string project;  // --project DIR: DIR/.pi/settings.json instead of the user's
+  std::string package;  // --package DIR: the @handoff/pi package to register
+  bool remove = false;
+  bool dry_run = false;
+};
+
+// A directory holding the @handoff/pi package (its package.json names it).
+bool is_handoff_package(const fs::path& dir) {
+  std::ifstream in(dir / "package.json");
+  if (!in) return false;
+  const ordered_json manifest = ordered_json::parse(in, nullptr, false);
+  return manifest.is_object() && manifest.value("name", "") == "@handoff/pi";
+}
+
+// The package beside this handoff: PREFIX/share/handoff/pi for PREFIX/bin/handoff (an
+// install), else client/pi of the build tree this handoff was built in. Built: its extension's
+// JavaScript is there.
+fs::path default_pi_package() {
+  const fs::path self = rpc::own_executable();
+  if (self.empty()) return {};
+  const fs::path bin = self.parent_path();
+  for (const fs::path& candidate : {bin / ".." / "share" / "handoff" / "pi", bin / ".." / ".." / "client" / "pi"}) {
+    const fs::path dir = fs::weakly_canonical(candidate);
+    if (is_handoff_package(dir)) return dir;
+  }
+  return {};
+}
+
+int run_pi_setup(const pi_options& options) {
+  fs::path base;
+  if (!options.project.empty()) {
+    base = fs::absolute(options.project) / ".pi";
+  } else if (const char* agent = std::getenv("PI_CODING_AGENT_DIR"); agent != nullptr && *agent != '\0') {
+    base = fs::absolute(agent);
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    base = fs::path(home) / ".pi" / "agent";
+  } else {
+    return setup_failed("pi", "neither PI_CODING_AGENT_DIR nor HOME is set; pass --project DIR", exit_usage);
+  }
+  base = base.lexically_normal();
+  const fs::path path = base / "settings.json";
+  fs::path package;
+  if (!options.remove) {
+    package = options.package.empty() ? default_pi_package() : fs::weakly_canonical(fs::absolute(options.package));
+    if (package.empty())
+      return setup_failed("pi", "no built @handoff/pi package beside this handoff; pass --package DIR", exit_usage);
+    if (!is_handoff_package(package))
+      return setup_failed("pi", package.string() + " is not the @handoff/pi package (no package.json named so)", exit_usage);
+    if (!fs::is_regular_file(package / "dist" / "src" / "extension.js"))
+      return setup_failed("pi", package.string() + " is not built (no dist/src/extension.js): npm ci && npm run build there",
+                    exit_usage);
+  }
+  try {
+    bool bridge = false;
+    edit_settings({"pi", path, options.remove, options.dry_run},
+                  [&](const ordered_json& s) { check_pi_shape(s, path); },
+                  [&](ordered_json settings) {
+                    if (options.remove) return pi_without_handoff(std::move(settings), base, is_handoff_package);
+                    bridge = has_pi_subagents(settings);
+                    return pi_with_handoff(std::move(settings), {base, package, bridge}, is_handoff_package);
+                  });
+    if (!options.remove)
+      std::printf(bridge ? "setup pi: pi-subagents is installed: its results are bounded by %s\n"
+                         : "setup pi: pi-subagents is not among Pi's packages: no bridge (%s; run this again after "
+                           "installing it)\n",
+                  bridge_path(package).c_str());
+    return exit_ok;
+  } catch (const std::exception& e) {
+    return setup_failed("pi", e.what(), exit_failure);
+  }
+}
+
+}  // namespace
+
+run_fn add_pi_setup(CLI::App& app) {
+  auto options = std::make_shared<pi_options>();
+  app.add_option("--project", options->project, "Edit DIR/.pi/settings.json instead of the user's settings");
+  app.add_option("--package", options->package,
+                 "The built @handoff/pi package [PREFIX/share/handoff/pi beside this handoff, else the checkout's client/pi]");
+  app.add_flag("--remove", options->remove, "Take handoff's entries out again (and nothing else)");
+  app.add_flag("--dry-run", options->dry_run, "Print the settings file as it would be; change nothing");
+  return [options] { return run_pi_setup(*options); };
+}
+
+}  // namespace handoff::cli

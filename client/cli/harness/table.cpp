@@ -1,0 +1,33 @@
+// The table of harnesses (harness.hpp). One entry per harness; its folder holds the rest.
+#include "cli/harness/harness.hpp"
+
+#include <string>
+
+#include "cli/harness/claude_code/entry.hpp"
+#include "cli/harness/pi/entry.hpp"
+
+namespace handoff::cli {
+
+const std::vector<harness>& harnesses() {
+  static const std::vector<harness> table = {
+      {"claude-code",
+       "Claude Code: hooks that bound Agent results, foreground and background, and Read access to the artifact "
+       "store (~/.claude/settings.json)",
+       add_claude_code_setup,
+       "Claude Code's hooks (Agent, SubagentStop, SubagentHandback, UserPromptSubmit): one hook input on stdin, its "
+       "answer on stdout",
+       add_claude_code_hook},
+      {"pi",
+       "Pi: the @handoff/pi package in Pi's packages, and the pi-subagents bridge when pi-subagents is installed "
+       "(${PI_CODING_AGENT_DIR:-~/.pi/agent}/settings.json)",
+       add_pi_setup, "", nullptr},
+  };
+  return table;
+}
+
+int setup_failed(std::string_view name, std::string_view why, int status) {
+  report("setup " + std::string(name), why);
+  return status;
+}
+
+}  // namespace handoff::cli
