@@ -5,15 +5,15 @@
 // sync: block once a bounded copy is spooled) and deliver (UserPromptSubmit, asyncRewake: the
 // pending copies on stderr, exit 2, once).
 //
-// A deliverer run on a long notice waits (up to 15 s) for its gate's decision: every such notice
-// here is gated before its deliverer runs (but one, started first on purpose), or the deliverer
-// is run on a plain prompt.
-//
-// Two cases fail on purpose, each showing a bug: "the report let through unbounded is the one
-// cancelled, ..." (the gate's clean-up of a passed report cancels the agent's latest report) and
-// "a resumed agent after handoffd forgot its first report, ..." (handoffd's refused completion
-// of a forgotten child leaves it running).
+// As Claude Code does, hook() on a UserPromptSubmit starts that prompt's deliverer beside its
+// gate (the gate blocks a notice only once it sees its deliverer running), and deliver() on the
+// same input gives that deliverer's result; gate_alone() runs a gate with no deliverer.
 #include <doctest/doctest.h>
+
+#include <fstream>
+#include <future>
+#include <map>
+#include <memory>
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -65,15 +65,53 @@ struct session_env {
   std::filesystem::path spool() const { return state.path() / "handoff" / "claude-code" / session; }
 };
 
-// `handoff hook claude-code` (the capture and the gate) on one hook input.
+// Deliverers started beside their gates, by session and prompt, until the test asks for them
+// (each runs on a thread of its own, which feeds its input and collects its output).
+std::map<std::string, std::future<cli_result>>& started_deliverers() {
+  static std::map<std::string, std::future<cli_result>> running;
+  return running;
+}
+
+std::future<cli_result> start_deliverer(const session_env& s, const json& input) {
+  return std::async(std::launch::async, [env = s.env(), text = input.dump()] {
+    return cli_process({"hook", "claude-code", "--deliver"}, text, env).finish(std::chrono::seconds(10));
+  });
+}
+
+// `handoff hook claude-code` (the capture and the gate) on one hook input. For a
+// UserPromptSubmit, as Claude Code does, its deliverer (`--deliver`) is started beside it; deliver()
+// on the same input then gives that deliverer's result.
 cli_result hook(const session_env& s, const json& input) {
+  if (input.value("hook_event_name", "") == "UserPromptSubmit")
+    started_deliverers()[s.session + input.dump()] = start_deliverer(s, input);
   return cli_process({"hook", "claude-code"}, input.dump(), s.env()).finish(std::chrono::seconds(10));
 }
 
-// `handoff hook claude-code --deliver` on one hook input. 10 s: a deliverer left waiting for a
-// decision that never comes (15 s) is killed and shows as -SIGKILL.
+// The gate alone, as when its deliverer died or was never installed.
+cli_result gate_alone(const session_env& s, const json& input) {
+  return cli_process({"hook", "claude-code"}, input.dump(), s.env()).finish(std::chrono::seconds(10));
+}
+
+// `handoff hook claude-code --deliver` on one hook input: the one hook() started for it, else a
+// new one. 10 s: a deliverer left waiting for a decision that never comes (15 s) is killed and
+// shows as -SIGKILL.
 cli_result deliver(const session_env& s, const json& input) {
-  return cli_process({"hook", "claude-code", "--deliver"}, input.dump(), s.env()).finish(std::chrono::seconds(10));
+  auto& running = started_deliverers();
+  if (const auto it = running.find(s.session + input.dump()); it != running.end()) {
+    std::future<cli_result> p = std::move(it->second);
+    running.erase(it);
+    return p.get();
+  }
+  return start_deliverer(s, input).get();
+}
+
+// The key a prompt's decision and deliverer files go by (spool.hpp): sha256 of the session, a
+// NUL and the prompt, 32 hex.
+std::string prompt_key_of(const std::string& session, const std::string& prompt) {
+  std::string keyed = session;
+  keyed.push_back('\0');
+  keyed += prompt;
+  return handoff::sha256_hex(keyed).substr(0, 32);
 }
 
 // A background agent's report: `lines` lines "finding NNNN ...", each 56 bytes and a newline,
@@ -139,7 +177,7 @@ json parsed(const std::string& out) {
 
 // The gate blocked its notice: {"decision":"block","reason":"handoff: ..."} and nothing else.
 std::string block_reason(const cli_result& r) {
-  INFO("gate stderr: ", r.err);
+  INFO("gate stderr: ", r.err, " stdout: ", r.out);
   REQUIRE(r.status == 0);
   const json j = parsed(r.out);
   CHECK(j.size() == 2);
@@ -284,25 +322,28 @@ TEST_CASE("claude-code background: a deliverer started before its gate waits for
   const json notice = prompt_submit(s.session, task_notification("agent-n1", report));
 
   // Claude Code starts both UserPromptSubmit hooks at once; here the deliverer is well ahead.
-  cli_process deliverer({"hook", "claude-code", "--deliver"}, notice.dump(), s.env());
+  std::future<cli_result> deliverer = start_deliverer(s, notice);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  block_reason(hook(s, notice));
+  block_reason(gate_alone(s, notice));
   const auto gated = std::chrono::steady_clock::now();
-  const std::string copy = handed_over(deliverer.finish(std::chrono::seconds(10)));
+  const std::string copy = handed_over(deliverer.get());
   CHECK(std::chrono::steady_clock::now() - gated < std::chrono::seconds(3));  // not the 15 s give-up
   CHECK(copy.find("VERDICT: raced") != std::string::npos);
   CHECK(spool_names(s, "pending-").empty());
   CHECK(spool_names(s, "decision-").empty());
 }
 
-TEST_CASE("claude-code background: a copy whose deliverer never ran is handed over by the next prompt's deliverer, once") {
+TEST_CASE("claude-code background: a copy whose deliverer died after it started is handed over by the next prompt's deliverer, once") {
   daemon_process d;
   session_env s(d.socket().string(), "sess-orphan");
   const std::string report = long_report("orphan", "VERDICT: needs work");
   capture(s, subagent_stop(s.session, "agent-b1", report));
-  block_reason(hook(s, prompt_submit(s.session, task_notification("agent-b1", report))));
+  const std::string notice = task_notification("agent-b1", report);
+  // Its deliverer said it runs, then died before handing over: the gate blocks, as it should.
+  std::filesystem::create_directories(s.spool());
+  { std::ofstream(s.spool() / ("started-" + prompt_key_of(s.session, notice))); }
+  block_reason(gate_alone(s, prompt_submit(s.session, notice)));
   REQUIRE(spool_names(s, "pending-").size() == 1);
-  // (its deliverer died before handing over: never run here)
 
   const json hello = prompt_submit(s.session, "hello");
   CHECK(hook(s, hello).out.empty());  // a plain prompt: the gate says nothing
@@ -648,15 +689,20 @@ TEST_CASE("claude-code background: the spool is a 0700 directory of 0600 files")
     }
     return files;
   };
-  // lock, the pending copy and the gate's decision
+  // lock, capture's note of the report, the pending copy, the gate's decision and the
+  // deliverer's start
   CHECK(spool_names(s, "lock").size() == 1);
+  CHECK(spool_names(s, "report-").size() == 1);
   CHECK(spool_names(s, "pending-").size() == 1);
   CHECK(spool_names(s, "decision-").size() == 1);
-  CHECK(check_modes() == 3);
+  CHECK(spool_names(s, "started-").size() == 1);
+  CHECK(check_modes() == 5);
 
   handed_over(deliver(s, notice));
   CHECK(spool_names(s, "delivered-").size() == 1);
-  CHECK(check_modes() == 2);  // lock and the delivered copy
+  CHECK(spool_names(s, "decision-").empty());
+  CHECK(spool_names(s, "started-").empty());
+  CHECK(check_modes() == 3);  // lock, the report's note and the delivered copy
 }
 
 TEST_CASE("claude-code background: a resumed agent after handoffd forgot its first report: bounded as <id>.2, nothing left running") {
@@ -688,4 +734,19 @@ TEST_CASE("claude-code background: a resumed agent after handoffd forgot its fir
   CHECK(first_state != "running");
   raw_client c(d.socket());
   CHECK(c.call("daemon/status", json::object())["result"]["children"]["running"] == 0);
+}
+
+TEST_CASE("claude-code background: with no deliverer running for its prompt the gate lets the notice pass, and nothing is taken") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-nodeliverer");
+  const std::string report = long_report("alone", "VERDICT: alone");
+  capture(s, subagent_stop(s.session, "agent-n1", report));
+  const auto t0 = std::chrono::steady_clock::now();
+  const cli_result gate = gate_alone(s, prompt_submit(s.session, task_notification("agent-n1", report)));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(6));
+  CHECK(gate.out.find("\"decision\"") == std::string::npos);
+  CHECK(gate.out.find("no deliverer ran for it") != std::string::npos);
+  CHECK(spool_names(s, "pending-").empty());
+  // Recorded as passed: the next contact cancels it, so no later batch repeats it.
+  CHECK(spool_names(s, "passed-") == std::vector<std::string>{"passed-agent-n1"});
 }

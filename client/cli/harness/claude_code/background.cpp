@@ -74,7 +74,7 @@ std::optional<std::string> background_title(const json& hook, const std::string&
 // (capture held nothing else). Any other prompt passes at once, and its deliverer waits for no
 // decision.
 bool needs_gate(const agent_notice& notice) {
-  return notice.kind != notice_kind::other && (notice.cut || !fits_unchanged(std::string(notice.report)));
+  return notice.kind != notice_kind::other && (notice.cut || !fits_unchanged(notice.report));
 }
 
 // Reports let through unbounded before (handoffd did not answer the gate): out of handoffd, so
@@ -105,20 +105,46 @@ gate_answer pass(const std::string& why) {
                                                        "); Claude Code's own copy of it is all there is]"}}}})};
 }
 
-gate_answer decide(report_spool& spool, const json& hook, const agent_notice& notice, const hook_settings& settings) {
+// Without capture's record of it (an older install captured it): `report` is the one `notice`
+// shows when its size is the notice's (a notice shown whole) or the notice is cut.
+bool shows(const agent_notice& notice, const rpc::check_result& report) {
+  if (notice.cut) return true;
+  // Claude Code may drop a report's final newline when it frames it.
+  return report.bytes && *report.bytes >= notice.report.size() && *report.bytes <= notice.report.size() + 1;
+}
+
+gate_answer decide(report_spool& spool, const json& hook, const agent_notice& notice, const std::string& key,
+                   const hook_settings& settings) {
   const std::string session = hook.value("session_id", "");
+  // The report capture noted that this notice shows (its tail; an auto-mode preview shows only
+  // the head: the agent's newest report). Already in a copy: nothing to ask handoffd.
+  const bool head_only = notice.kind == notice_kind::hand_back && notice.cut;
+  const std::optional<std::string> noted = spool.report_shown(notice.agent_id, notice.report, head_only);
+  if (noted && spool.holds(*noted)) return block("handoff: report already delivered, bounded, with another agent's");
+  // Only a deliverer can hand a copy over: without one running for this prompt, blocking would
+  // lose the report.
+  const auto give_up = std::chrono::steady_clock::now() + settings.deliverer_wait;
+  while (!spool.started(key) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!spool.started(key)) {
+    spool.note_passed(notice.agent_id);
+    return pass("no deliverer ran for it: is `handoff hook claude-code --deliver` installed?");
+  }
   try {
     client::connection c = connect(settings, true);
     settle_passed(spool, c, session);
     const std::optional<rpc::check_result> report = latest_report(c, session, notice.agent_id);
-    if (!report) return pass("its full text never reached handoffd");
+    if (!report || (noted ? report->child_id != *noted : !shows(notice, *report)))
+      return pass("its full text never reached handoffd");
     if (spool.holds(report->child_id)) return block("handoff: report already delivered, bounded, with another agent's");
-    if (report->state != "completed") return pass("handoffd had already handed it over (" + report->state + ")");
+    if (report->state != "completed" && report->state != "running")
+      return pass("handoffd had already handed it over (" + report->state + ")");
 
     rpc::wait_params wait;
     wait.parent_id = session;
     wait.child_ids = {report->child_id};
-    wait.timeout_ms = 0;
+    // Running: capture's completion is still being written; wait for it, within the budget.
+    wait.timeout_ms = report->state == "running" ? settings.connect_budget.count() : 0;
     wait.with_ready = true;
     wait.reader = std::string(claude_code_reader.name);
     wait.usage = usage_of(read_transcript_turn(hook.value("transcript_path", ""), ""), settings);
@@ -130,7 +156,12 @@ gate_answer decide(report_spool& spool, const json& hook, const agent_notice& no
       if (s.child_id == report->child_id) mine = &s;
     }
     std::string text = taken.batch.text;
-    const std::size_t full = report->bytes.value_or(0);
+    const std::size_t full = report->bytes.value_or(mine != nullptr ? mine->total_bytes : 0);
+    const bool still_running = !taken.pending.empty();
+    if (mine == nullptr && still_running && text.empty()) {
+      spool.note_passed(notice.agent_id);
+      return pass("handoffd was still writing it");
+    }
     if (mine == nullptr) {
       if (!text.empty()) text += "\n\n---\n\n";
       text += held_back_note(session, report->child_id, full);
@@ -138,7 +169,7 @@ gate_answer decide(report_spool& spool, const json& hook, const agent_notice& no
     }
     spool.put(children, text);
     if (mine == nullptr) return block("handoff: report (" + grouped(full) + " bytes) held back for budget; a note follows");
-    return block("handoff: report bounded, " + grouped(full) + " -> " + grouped(mine->text.size()) +
+    return block("handoff: report bounded, " + grouped(mine->total_bytes) + " -> " + grouped(mine->text.size()) +
                  " bytes, full text kept; the bounded copy follows");
   } catch (const std::exception& e) {
     try {
@@ -160,7 +191,8 @@ void capture_report(const json& hook, const hook_settings& settings) {
   const std::string parent = hook.value("session_id", "");
   const std::string agent = hook.value("agent_id", "");
   const std::string text = report_text(hook);
-  if (parent.empty() || !plausible_agent_id(agent) || text.empty() || fits_unchanged(text)) return;
+  // Headless, a notice is never replaced (hook.hpp): nothing would take the report.
+  if (!settings.attended || parent.empty() || !plausible_agent_id(agent) || text.empty() || fits_unchanged(text)) return;
   const std::optional<std::string> title = background_title(hook, agent);
   if (!title) return;
   try {
@@ -176,6 +208,12 @@ void capture_report(const json& hook, const hook_settings& settings) {
       done.child_id = report_child(agent, n);
       try {
         c.completed(done);
+        try {
+          if (std::optional<report_spool> spool = report_spool::open_locked(settings.spool_base, parent, true))
+            spool->note_report(done.child_id, text);
+        } catch (const std::exception&) {
+          // the gate then knows the report by its size alone
+        }
         return;
       } catch (const client::client_error& e) {
         if (!is_rpc(e, rpc::errc::conflict)) throw;  // an earlier, different report: the next name
@@ -200,9 +238,10 @@ std::string gate_notice(const json& hook, const hook_settings& settings) {
   } catch (const std::exception& e) {
     return pass(std::string("its spool: ") + e.what()).output;
   }
-  const gate_answer answer = decide(*spool, hook, notice, settings);
+  const std::string key = prompt_key(session, prompt);
+  const gate_answer answer = decide(*spool, hook, notice, key, settings);
   try {
-    spool->decide(prompt_key(session, prompt), answer.block ? "block" : "pass");
+    spool->decide(key, answer.block ? "block" : "pass");
   } catch (const std::exception&) {
     // The deliverer then waits out decision_wait and hands over what is pending anyway.
   }
@@ -217,6 +256,11 @@ bool deliver_reports(const json& hook, const hook_settings& settings,
   if (needs_gate(parse_agent_notice(prompt)) && settings.attended) {
     // A notice: hand over nothing before its gate has decided (and put its copy in the spool).
     const std::string key = prompt_key(session, prompt);
+    try {
+      report_spool::note_started(settings.spool_base, session, key);
+    } catch (const std::exception&) {
+      return false;  // the gate, seeing no deliverer, lets the notice pass
+    }
     const auto give_up = std::chrono::steady_clock::now() + settings.decision_wait;
     while (!report_spool::decision(settings.spool_base, session, key) && std::chrono::steady_clock::now() < give_up)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -234,9 +278,15 @@ bool deliver_reports(const json& hook, const hook_settings& settings,
     }
     // Handed over, then marked: Claude Code takes the text only when the hook exits 2, so a
     // deliverer killed before it marks them hands over nothing and the copies stay pending for
-    // the next one. Only a kill between the marking and the exit loses them (microseconds).
+    // the next one. Only a kill between the marking and the exit loses them.
     hand_over(text);
-    for (const spool_entry& e : pending) spool->mark_delivered(e);
+    for (const spool_entry& e : pending) {
+      try {
+        spool->mark_delivered(e);
+      } catch (const std::exception&) {
+        // Handed over all the same: at worst a later deliverer hands this copy over again.
+      }
+    }
     return true;
   } catch (const std::exception&) {
     return false;

@@ -54,6 +54,9 @@ struct hook_settings {
   // How long the deliverer waits for its gate's decision on a notice (the gate's own budget is
   // connect_budget per call; Claude Code kills it at hook_timeout_s).
   std::chrono::milliseconds decision_wait{15'000};
+  // How long the gate waits to see its prompt's deliverer start before it lets the notice pass
+  // (both are started by Claude Code at once).
+  std::chrono::milliseconds deliverer_wait{3'000};
   // Someone is at the terminal: $CLAUDE_CODE_SESSION_ATTENDED, which Claude Code 2.1.328 sets to
   // "1" in its interactive UI and "0" in `claude -p` (and the Agent SDK). Headless, a blocked
   // prompt ends the run with the prompt as its result and no asyncRewake hook is heard, so a

@@ -27,8 +27,33 @@ bool has_truncation_marker(std::string_view report) {
   return false;
 }
 
+// `prompt` without the whitespace at its end ends with `tail`: the notice is the whole prompt.
+bool ends_with_trimmed(std::string_view prompt, std::string_view tail) {
+  while (!prompt.empty() && std::isspace(static_cast<unsigned char>(prompt.back()))) prompt.remove_suffix(1);
+  return prompt.ends_with(tail);
+}
+
+// The hand-back's report as written: Claude Code indents every line by two spaces.
+std::string unindented(std::string_view shown) {
+  std::string out;
+  out.reserve(shown.size());
+  std::size_t at = 0;
+  while (at <= shown.size()) {
+    std::size_t end = shown.find('\n', at);
+    if (end == std::string_view::npos) end = shown.size();
+    std::string_view line = shown.substr(at, end - at);
+    if (line.starts_with("  ")) line.remove_prefix(2);
+    out.append(line);
+    if (end == shown.size()) break;
+    out.push_back('\n');
+    at = end + 1;
+  }
+  return out;
+}
+
 agent_notice task_notification(std::string_view prompt) {
   agent_notice n;
+  if (!ends_with_trimmed(prompt, "</task-notification>")) return n;
   const std::string_view id = between(prompt, "<task-id>", "</task-id>");
   const std::size_t open = prompt.find("<result>");
   const std::size_t close = prompt.rfind("</result>");
@@ -37,13 +62,14 @@ agent_notice task_notification(std::string_view prompt) {
     return n;
   n.kind = notice_kind::task_notification;
   n.agent_id = std::string(id);
-  n.report = prompt.substr(open + 8, close - open - 8);
+  n.report = std::string(prompt.substr(open + 8, close - open - 8));
   n.cut = has_truncation_marker(n.report);
   return n;
 }
 
 agent_notice hand_back(std::string_view prompt) {
   agent_notice n;
+  if (!ends_with_trimmed(prompt, "</agent-message>")) return n;
   static constexpr std::string_view from = "<agent-message from=\"";
   const std::size_t end = prompt.find('"', from.size());
   if (end == std::string_view::npos) return n;
@@ -58,8 +84,9 @@ agent_notice hand_back(std::string_view prompt) {
   std::string_view report = prompt.substr(body + follows.size());
   if (const std::size_t close = report.rfind("</agent-message>"); close != std::string_view::npos)
     report = report.substr(0, close);
-  n.report = report;
+  while (report.ends_with("\n")) report.remove_suffix(1);
   n.cut = report.find("<persisted-output>") != std::string_view::npos;
+  n.report = unindented(report);
   return n;
 }
 

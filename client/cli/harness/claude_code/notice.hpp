@@ -9,12 +9,13 @@
 //     <persisted-output> head-only preview of 2 KB.
 //
 // Anything else (a prompt the user typed, the wake-up of an asyncRewake hook, whose notification
-// has a <summary> and no <task-id>) is `other`. The ID is the agent's id (SubagentStop's
+// has a <summary> and no <task-id>, a notice with anything after it) is `other`. The ID is the agent's id (SubagentStop's
 // `agent_id`), at most max_agent_id_bytes of [A-Za-z0-9_-]; a notice naming anything else is
 // `other` too.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -30,8 +31,10 @@ enum class notice_kind {
 
 struct agent_notice {
   notice_kind kind = notice_kind::other;
-  std::string agent_id;     // the agent the report is from
-  std::string_view report;  // the report as Claude Code shows it (a view into the prompt)
+  std::string agent_id;  // the agent the report is from
+  // The report as Claude Code shows it, the hand-back's two-space indent taken off each line
+  // (the report's own text, when Claude Code showed all of it).
+  std::string report;
   // Claude Code showed less than the whole report: its "characters truncated" cut, or a
   // persisted-output preview.
   bool cut = false;

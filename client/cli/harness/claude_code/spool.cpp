@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <ctime>
+#include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -83,8 +86,14 @@ std::optional<report_spool> report_spool::open_locked(const std::filesystem::pat
   if (!dir) return std::nullopt;
   unique_fd lock(::openat(dir.get(), "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!lock) throw fs_error(errno, "opening the Claude Code spool's lock");
-  while (::flock(lock.get(), LOCK_EX) != 0)
-    if (errno != EINTR) throw fs_error(errno, "locking the Claude Code spool");
+  // Held for milliseconds by each hook; a holder stuck past spool_lock_wait is not waited out
+  // (the caller lets its notice pass rather than keep the user waiting).
+  const auto give_up = std::chrono::steady_clock::now() + spool_lock_wait;
+  while (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) throw fs_error(errno, "locking the Claude Code spool");
+    if (std::chrono::steady_clock::now() > give_up) throw std::runtime_error("the Claude Code spool stayed locked");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   return report_spool(std::move(dir), std::move(lock));
 }
 
@@ -137,14 +146,63 @@ void report_spool::mark_delivered(const spool_entry& e) {
   if (::renameat(dir_.get(), e.name.c_str(), dir_.get(), done.c_str()) != 0)
     throw fs_error(errno, "marking a bounded report delivered");
   sync_quietly(dir_.get());
-  // Old records go: a notice comes within seconds of its report, not a day later.
-  const auto now = std::chrono::system_clock::now();
-  for (const std::string_view prefix : {"delivered-", "decision-"})
-    for (const std::string& name : names(prefix)) {
-      struct stat st {};
-      if (::fstatat(dir_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      if (now - std::chrono::system_clock::from_time_t(st.st_mtime) > delivered_keep) remove_name(dir_.get(), name, name);
+  // Old records go: a notice comes within seconds of its report, not a day later. Best effort:
+  // what is left is tried again next time.
+  try {
+    const auto now = std::chrono::system_clock::now();
+    for (const std::string_view prefix : {"delivered-", "decision-", "started-", "report-"})
+      for (const std::string& name : names(prefix)) {
+        struct stat st {};
+        if (::fstatat(dir_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (now - std::chrono::system_clock::from_time_t(st.st_mtime) > delivered_keep) remove_name(dir_.get(), name, name);
+      }
+  } catch (const std::exception&) {
+  }
+}
+
+void report_spool::note_report(const std::string& child, std::string_view text) {
+  std::size_t from = text.size() > report_tail_bytes ? text.size() - report_tail_bytes : 0;
+  while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;  // a whole character
+  write_file_atomically(dir_.get(), "report-" + child, text.substr(from), publish_mode::replace, "a report's tail");
+}
+
+std::optional<std::string> report_spool::report_shown(const std::string& agent_id, std::string_view shown,
+                                                      bool any) const {
+  // report-<agent>, report-<agent>.2, ...: newest (highest) first.
+  std::vector<std::pair<int, std::string>> mine;
+  for (const std::string& name : names("report-" + agent_id)) {
+    const std::string child = name.substr(7);
+    if (child == agent_id) {
+      mine.emplace_back(1, child);
+    } else if (child.size() > agent_id.size() + 1 && child[agent_id.size()] == '.') {
+      const std::string n = child.substr(agent_id.size() + 1);
+      if (n.find_first_not_of("0123456789") == std::string::npos && n.size() < 4) mine.emplace_back(std::stoi(n), child);
     }
+  }
+  std::sort(mine.rbegin(), mine.rend());
+  // Claude Code may drop a report's final newlines when it frames it.
+  const auto trimmed = [](std::string_view t) {
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.remove_suffix(1);
+    return t;
+  };
+  for (const auto& [n, child] : mine) {
+    if (any) return child;
+    const std::optional<std::string> tail = read_small(dir_.get(), "report-" + child);
+    if (tail && trimmed(shown).ends_with(trimmed(*tail))) return child;
+  }
+  return std::nullopt;
+}
+
+void report_spool::note_started(const std::filesystem::path& base, const std::string& session_id,
+                                const std::string& key) {
+  unique_fd dir = open_session_dir(base, session_id, true);
+  write_file_atomically(dir.get(), "started-" + key, "", publish_mode::replace, "the deliverer's start",
+                        temp_method::automatic, when_synced::by_caller);
+}
+
+bool report_spool::started(const std::string& key) const {
+  struct stat st {};
+  return ::fstatat(dir_.get(), ("started-" + key).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 void report_spool::note_passed(const std::string& agent_id) {
@@ -177,7 +235,10 @@ std::optional<std::string> report_spool::decision(const std::filesystem::path& b
 void report_spool::forget_decision(const std::filesystem::path& base, const std::string& session_id,
                                    const std::string& key) {
   try {
-    if (unique_fd dir = open_session_dir(base, session_id, false)) remove_name(dir.get(), "decision-" + key, key);
+    if (unique_fd dir = open_session_dir(base, session_id, false)) {
+      remove_name(dir.get(), "decision-" + key, key);
+      remove_name(dir.get(), "started-" + key, key);
+    }
   } catch (const std::exception&) {
     // a stale decision is removed with the delivered copies
   }

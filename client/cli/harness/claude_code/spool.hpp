@@ -16,12 +16,17 @@
 //                            handed over a second time with another agent's report
 //   decision-<key>           the gate's decision on one prompt, "block" or "pass", which that
 //                            prompt's deliverer waits for (removed by it)
+//   started-<key>            that prompt's deliverer runs: the gate blocks a notice only then
+//                            (removed by the deliverer)
+//   report-<child>           the last bytes of a report capture completed in handoffd, by which
+//                            the gate knows the notice that shows it
 #pragma once
 
 #include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/fs/posix_io.hpp"
@@ -30,6 +35,8 @@ namespace handoff::cli {
 
 inline constexpr std::chrono::hours delivered_keep{24};      // delivered-* and stale decision-* files
 inline constexpr std::size_t max_spool_file_bytes = 1 << 20;  // a spool file longer than this is ignored
+inline constexpr std::size_t report_tail_bytes = 256;           // what report-<child> keeps of a report
+inline constexpr std::chrono::seconds spool_lock_wait{10};       // then open_locked gives up (throws)
 
 // ${XDG_STATE_HOME:-$HOME/.local/state}/handoff/claude-code; empty when neither is set.
 std::filesystem::path spool_base();
@@ -60,6 +67,12 @@ class report_spool {
   // `e` was handed over: it becomes delivered. Old delivered copies and decisions are removed.
   void mark_delivered(const spool_entry& e);
 
+  // capture: `child` (an agent's report in handoffd) ends with `text`'s last report_tail_bytes.
+  void note_report(const std::string& child, std::string_view text);
+  // The newest report of `agent_id` capture noted whose tail `shown` ends with (any, newest first,
+  // when `any`); nullopt when none.
+  std::optional<std::string> report_shown(const std::string& agent_id, std::string_view shown, bool any) const;
+
   void note_passed(const std::string& agent_id);
   std::vector<std::string> passed() const;
   void forget_passed(const std::string& agent_id);
@@ -70,6 +83,9 @@ class report_spool {
   static std::optional<std::string> decision(const std::filesystem::path& base, const std::string& session_id,
                                              const std::string& key);
   static void forget_decision(const std::filesystem::path& base, const std::string& session_id, const std::string& key);
+  // The deliverer of prompt `key` says it runs (creating the session's spool when missing).
+  static void note_started(const std::filesystem::path& base, const std::string& session_id, const std::string& key);
+  bool started(const std::string& key) const;
 
  private:
   report_spool(unique_fd dir, unique_fd lock) : dir_(std::move(dir)), lock_(std::move(lock)) {}
