@@ -215,8 +215,8 @@ test("install.sh twice, then --uninstall: nothing of handoff under the prefix or
   assert.match(claudeAfterFirst, / hook claude-code/);
   // The hooks that bound background agents in Claude Code's terminal UI, the deliverer async.
   const hooks = (JSON.parse(claudeAfterFirst) as { hooks: Record<string, { hooks: { command: string; asyncRewake?: boolean }[] }[]> }).hooks;
-  assert.ok(hooks.SubagentStop?.some((g) => g.hooks.some((h) => h.command.endsWith(" hook claude-code"))));
-  assert.ok(hooks.UserPromptSubmit?.some((g) => g.hooks.some((h) => h.command.endsWith(" hook claude-code --deliver") && h.asyncRewake === true)));
+  assert.ok(hooks["SubagentStop"]?.some((g) => g.hooks.some((h) => h.command.endsWith(" hook claude-code"))));
+  assert.ok(hooks["UserPromptSubmit"]?.some((g) => g.hooks.some((h) => h.command.endsWith(" hook claude-code --deliver") && h.asyncRewake === true)));
 
   const second = install(user);
   assert.match(second, /setup pi: .* already has handoff's entries; nothing to change/);
