@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, handoffdPath, longAnswer, footerCalls, planCalls, readLines, assertFollowed } from './harness.mjs';
+import { World, handoffdPath, longAnswer, footerCalls, planCalls, readLines, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
 import { startModel, firstUserText, toolResults } from './scripted-anthropic.mjs';
 
 const KiB = 1024;
@@ -53,17 +53,7 @@ function parentScript({ agents, answers, follow = false, jumpTo, usage = {}, bac
         })),
       };
     }
-    // Tool results may come back in another order than the calls: they are matched by id.
-    const toolCalls = (calls) => {
-      round++;
-      return calls.map((c, i) => ({
-        id: `toolu_follow_${round}_${i}`,
-        ...(c.tool === 'Read'
-          ? { name: 'Read', input: { file_path: seen.artifact, offset: c.offset, limit: c.limit } }
-          : { name: 'Bash', input: { command: c.command, description: 'read omitted text back' } }),
-      }));
-    };
-    const inOrder = (results) => [...results.keys()].sort((a, b) => Number(a.split('_').pop()) - Number(b.split('_').pop())).map((k) => results.get(k));
+    const toolCalls = (calls) => followToolCalls(calls, seen.artifact, ++round);
     if (phase === 1 && results.size > 0) {
       seen.agentResults = [...results.values()];
       phase = 2;
@@ -90,14 +80,14 @@ function parentScript({ agents, answers, follow = false, jumpTo, usage = {}, bac
       return { text: 'done' };
     }
     if (phase === 1.5 && results.size > 0) {
-      const plan = inOrder(results)[0];
+      const plan = inCallOrder(results)[0];
       seen.planOutput = plan.text;
       seen.followCalls = planCalls(plan.text);
       phase = 2;
       return { usage, tools: toolCalls(seen.followCalls) };
     }
     if (phase === 2 && results.size > 0) {
-      seen.followResults = inOrder(results);
+      seen.followResults = inCallOrder(results);
       phase = 3;
     }
     return { text: 'done' };

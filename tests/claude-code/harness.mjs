@@ -167,3 +167,20 @@ export function assertFollowed(seen, answer, copy) {
   });
   assert.deepEqual(got, answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])));
 }
+
+// The parent's tool calls for footer calls `calls` (round `round` names their ids, which must be
+// unique): Claude Code's Read on `artifact`, or its Bash.
+export function followToolCalls(calls, artifact, round) {
+  return calls.map((c, i) => ({
+    id: `toolu_follow_${round}_${i}`,
+    ...(c.tool === 'Read'
+      ? { name: 'Read', input: { file_path: artifact, offset: c.offset, limit: c.limit } }
+      : { name: 'Bash', input: { command: c.command, description: 'read omitted text back' } }),
+  }));
+}
+
+// Tool results (by id, as toolResults() gives them) in the order of their calls' ids: they may
+// come back in another order than the calls.
+export function inCallOrder(results) {
+  return [...results.keys()].sort((a, b) => Number(a.split('_').pop()) - Number(b.split('_').pop())).map((k) => results.get(k));
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
 
-import { World, longAnswer, footerCalls, planCalls, assertFollowed } from './harness.mjs';
+import { World, longAnswer, footerCalls, planCalls, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
 import { startModel, firstUserText, newestTurn, contentText, toolResults } from './scripted-anthropic.mjs';
 import { Tui } from './tui.mjs';
 
@@ -53,7 +53,7 @@ function script({ agents, answers, follow = false, childDelayMs = 0 }) {
     }
     const results = toolResults(req);
     if (seen.followCalls.length > 0 && results.size > 0 && !seen.followResults) {
-      seen.followResults = [...results.keys()].sort((a, b) => Number(a.split('_').pop()) - Number(b.split('_').pop())).map((k) => results.get(k));
+      seen.followResults = inCallOrder(results);
       if (seen.planCommand && seen.followCalls.length === 1) {
         seen.planOutput = seen.followResults[0].text;
         seen.followCalls = planCalls(seen.planOutput);
@@ -75,15 +75,7 @@ function script({ agents, answers, follow = false, childDelayMs = 0 }) {
     }
     return { text: 'noted.' };
   };
-  const toolCalls = (calls) => {
-    round++;
-    return calls.map((c, i) => ({
-      id: `toolu_follow_${round}_${i}`,
-      ...(c.tool === 'Read'
-        ? { name: 'Read', input: { file_path: seen.artifact, offset: c.offset, limit: c.limit } }
-        : { name: 'Bash', input: { command: c.command, description: 'read omitted text back' } }),
-    }));
-  };
+  const toolCalls = (calls) => followToolCalls(calls, seen.artifact, ++round);
   return { respond, seen };
 }
 

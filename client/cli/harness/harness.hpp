@@ -34,6 +34,9 @@ struct harness {
 // Every harness, in the order `--help` lists them.
 const std::vector<harness>& harnesses();
 
+// --remove and --dry-run, which every `handoff setup NAME` takes, on `app`.
+void add_setup_flags(CLI::App& app, bool& remove, bool& dry_run);
+
 // "setup NAME: WHY" on stderr; returns `status`.
 int setup_failed(std::string_view name, std::string_view why, int status);
 

@@ -81,8 +81,7 @@ run_fn add_claude_code_setup(CLI::App& app) {
   app.add_option("--project", options->project, "Edit DIR/.claude/settings.json instead of the user's settings");
   app.add_option("--artifact-dir", options->artifact_dir,
                  "The artifact store Read may read [handoffd's default, ~/.pi/agent/cache/openpi/subagent-results]");
-  app.add_flag("--remove", options->remove, "Take handoff's entries out again (and nothing else)");
-  app.add_flag("--dry-run", options->dry_run, "Print the settings file as it would be; change nothing");
+  add_setup_flags(app, options->remove, options->dry_run);
   return [options] { return run_claude_code_setup(*options); };
 }
 

@@ -97,8 +97,7 @@ run_fn add_pi_setup(CLI::App& app) {
   app.add_option("--project", options->project, "Edit DIR/.pi/settings.json instead of the user's settings");
   app.add_option("--package", options->package,
                  "The built @handoff/pi package [PREFIX/share/handoff/pi beside this handoff, else the checkout's client/pi]");
-  app.add_flag("--remove", options->remove, "Take handoff's entries out again (and nothing else)");
-  app.add_flag("--dry-run", options->dry_run, "Print the settings file as it would be; change nothing");
+  add_setup_flags(app, options->remove, options->dry_run);
   return [options] { return run_pi_setup(*options); };
 }
 
