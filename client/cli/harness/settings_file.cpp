@@ -32,7 +32,12 @@ std::optional<std::string> read_settings(const fs::path& path) {
   }
   struct stat st{};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) throw std::runtime_error(path.string() + " is not a regular file");
-  return read_all(fd.get(), max_settings_bytes, "reading " + path.string());
+  try {
+    return read_all(fd.get(), max_settings_bytes, "reading " + path.string());
+  } catch (const fs_error& e) {
+    if (e.code() != EFBIG) throw;
+    throw std::runtime_error(path.string() + " is larger than 16 MiB; handoff does not edit it");
+  }
 }
 
 // Replaces `path` with `text` atomically (write_file_atomically: a temp file beside it, synced,
@@ -57,33 +62,41 @@ void write_settings(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
-void edit_settings(const settings_edit& edit, const std::function<void(const ordered_json&)>& check,
-                   const std::function<ordered_json(ordered_json)>& change) {
+void edit_settings_text(const settings_edit& edit,
+                        const std::function<std::optional<std::string>(const std::optional<std::string>&)>& change) {
   const std::string target(edit.target);
   const char* path = edit.path.c_str();
   const std::optional<std::string> before = read_settings(edit.path);
-  ordered_json settings = ordered_json::object();
-  if (before && before->find_first_not_of(" \t\r\n") != std::string::npos) {
-    settings = ordered_json::parse(*before, nullptr, false);
-    if (settings.is_discarded())
-      throw std::runtime_error(edit.path.string() + " is not valid JSON; fix it first (nothing was changed)");
-  }
-  if (!settings.is_object()) throw std::runtime_error(edit.path.string() + ": expected a JSON object");
-  check(settings);
-  const ordered_json after = change(settings);
-  if (after == settings && (before || edit.remove)) {
+  const std::optional<std::string> after = change(before);
+  if (!after) {
     std::printf("setup %s: %s %s; nothing to change\n", target.c_str(), path,
                 !before ? "does not exist" : edit.remove ? "has no entry of handoff's" : "already has handoff's entries");
     return;
   }
-  const std::string text = after.dump(2) + "\n";
   if (edit.dry_run) {
-    std::printf("setup %s: would write %s:\n%s", target.c_str(), path, text.c_str());
+    std::printf("setup %s: would write %s:\n%s", target.c_str(), path, after->c_str());
     return;
   }
-  write_settings(edit.path, text);
+  write_settings(edit.path, *after);
   std::printf("setup %s: %s %s\n", target.c_str(), edit.remove ? "removed handoff's entries from" : "wrote handoff's entries to",
               path);
+}
+
+void edit_settings(const settings_edit& edit, const std::function<void(const ordered_json&)>& check,
+                   const std::function<ordered_json(ordered_json)>& change) {
+  edit_settings_text(edit, [&](const std::optional<std::string>& before) -> std::optional<std::string> {
+    ordered_json settings = ordered_json::object();
+    if (before && before->find_first_not_of(" \t\r\n") != std::string::npos) {
+      settings = ordered_json::parse(*before, nullptr, false);
+      if (settings.is_discarded())
+        throw std::runtime_error(edit.path.string() + " is not valid JSON; fix it first (nothing was changed)");
+    }
+    if (!settings.is_object()) throw std::runtime_error(edit.path.string() + ": expected a JSON object");
+    check(settings);
+    const ordered_json after = change(settings);
+    if (after == settings && (before || edit.remove)) return std::nullopt;
+    return after.dump(2) + "\n";
+  });
 }
 
 }  // namespace handoff::cli

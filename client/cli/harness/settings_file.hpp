@@ -1,11 +1,13 @@
-// A harness's JSON settings file, edited by `handoff setup`: read without following a symlink
-// (at most 16 MiB), parsed keeping its members' order, changed by the caller, and replaced
-// atomically with its mode kept, or only printed (--dry-run). The same checks and messages for
-// every harness.
+// A harness's settings file, edited by `handoff setup`: read without following a symlink (at
+// most 16 MiB), changed by the caller, and replaced atomically with its mode kept, or only
+// printed (--dry-run). The same checks and messages for every harness: as text
+// (edit_settings_text: Codex's TOML) or as JSON kept in its members' order (edit_settings).
 #pragma once
 
 #include <filesystem>
 #include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +20,13 @@ struct settings_edit {
   bool remove = false;           // taking handoff's entries out (a missing file: nothing to do)
   bool dry_run = false;          // print the file as it would be, change nothing
 };
+
+// The file's text (nullopt: it does not exist) given to `change`, which returns the text to
+// write, or nullopt when there is nothing to change; writes it (or only prints it). Prints what
+// it did (or would do) on stdout. Throws std::runtime_error (from `change`, a symlink, not a
+// regular file, over 16 MiB...) and fs_error; the file is untouched then.
+void edit_settings_text(const settings_edit& edit,
+                        const std::function<std::optional<std::string>(const std::optional<std::string>&)>& change);
 
 // The file's object (an absent or blank file: {}), given to `check` (throws std::runtime_error
 // for a shape handoff does not edit) and then to `change`; writes the result when it differs.
