@@ -5,6 +5,7 @@ find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(CLI11 REQUIRED)
+find_package(tomlplusplus 3 REQUIRED)  # Codex's config.toml (`handoff setup codex`)
 
 # Debian's libasio-dev is header-only and ships no CMake config: make the target ourselves.
 find_path(ASIO_INCLUDE_DIR asio.hpp REQUIRED)

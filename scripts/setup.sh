@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ clang pkg-config
-  libasio-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libssl-dev libcli11-dev
+  libasio-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libssl-dev libcli11-dev libtomlplusplus-dev
   doctest-dev libbenchmark-dev libclang-rt-14-dev
   socat netcat-openbsd util-linux systemd dpkg-dev file strace tmux
 )

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/harness/claude_code/entry.hpp"
+#include "cli/harness/codex/entry.hpp"
 #include "cli/harness/pi/entry.hpp"
 
 namespace handoff::cli {
@@ -17,6 +18,8 @@ const std::vector<harness>& harnesses() {
        "Claude Code's hooks (Agent, SubagentStop, SubagentHandback, UserPromptSubmit): one hook input on stdin, its "
        "answer on stdout",
        add_claude_code_hook},
+      {"codex", "Codex CLI: handoff's MCP server (`handoff mcp`) in ${CODEX_HOME:-~/.codex}/config.toml", add_codex_setup,
+       "", nullptr},
       {"pi",
        "Pi: the @handoff/pi package in Pi's packages, and the pi-subagents bridge when pi-subagents is installed "
        "(${PI_CODING_AGENT_DIR:-~/.pi/agent}/settings.json)",

@@ -1,0 +1,12 @@
+// Codex CLI's entry in the harness table (cli/harness/harness.hpp): `handoff setup codex`
+// (settings.hpp says exactly what it writes into Codex's config.toml). Codex has no hook: handoff
+// reaches it as an MCP server (`handoff mcp`).
+#pragma once
+
+#include "cli/harness/harness.hpp"
+
+namespace handoff::cli {
+
+run_fn add_codex_setup(CLI::App& app);
+
+}  // namespace handoff::cli

@@ -1,0 +1,55 @@
+// handoff's entry in Codex's config.toml (`${CODEX_HOME:-~/.codex}/config.toml`): its MCP server,
+// one table, written where an older one stood or appended, and taken out again exactly
+// (config_toml.hpp keeps every other byte).
+//
+//   [mcp_servers.handoff]
+//   command = "/abs/path/of/handoff"        this handoff, /proc/self/exe resolved
+//   args = ["mcp"]                          `handoff mcp`: the MCP server on stdio
+//   env = { CODEX_HOME = "/abs/codex/home" } the Codex home the server reads (Codex passes its
+//                                            servers no CODEX_HOME of its own)
+//   env_vars = ["XDG_RUNTIME_DIR", ...]     passed through from Codex's environment, which
+//                                           Codex otherwise filters down to HOME, LANG, PATH,
+//                                           SHELL, TERM and TMPDIR: where handoffd's socket and
+//                                           queue are (XDG_*, HANDOFF_*), and the API keys the
+//                                           server's Codex children need (OPENAI_API_KEY and
+//                                           each model provider's env_key in the file)
+//   startup_timeout_sec = 20                the server's start may start handoffd
+//   tool_timeout_sec = 86400                a wait for subagents may take hours
+//
+// The table is handoff's: `[mcp_servers.handoff]` and any `[mcp_servers.handoff.*]`. Defined any
+// other way (inline, dotted keys) it is refused, never rewritten.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/harness/codex/config_toml.hpp"
+
+namespace handoff::cli {
+
+// What handoff's server entry holds; codex_server_table() writes it.
+struct codex_server {
+  std::string command;                 // the absolute path of handoff
+  std::string codex_home;              // absolute; env.CODEX_HOME
+  std::vector<std::string> env_keys;   // the model providers' env_key values, in file order
+};
+
+// The key of handoff's table.
+inline const toml_key codex_server_key = {"mcp_servers", "handoff"};
+
+// The variables every handoff server is passed from Codex's environment (env_vars), before the
+// model providers' env_keys.
+inline constexpr std::string_view codex_passed_env[] = {"XDG_RUNTIME_DIR",  "XDG_STATE_HOME",    "XDG_CACHE_HOME",
+                                                        "HANDOFF_SOCKET",   "HANDOFF_AUTOSTART", "OPENAI_API_KEY"};
+// Seconds Codex waits for the server to start, and for one tool call to return.
+inline constexpr int codex_startup_timeout_sec = 20;
+inline constexpr int codex_tool_timeout_sec = 86400;
+
+// The distinct `env_key` strings of the file's `[model_providers.*]` tables, in file order.
+std::vector<std::string> codex_provider_env_keys(const toml::table& root);
+
+// handoff's table as TOML text, lines ending in "\n".
+std::string codex_server_table(const codex_server& server);
+
+}  // namespace handoff::cli

@@ -1,0 +1,101 @@
+// `handoff setup codex [--codex-home DIR] [--dry-run] [--remove]`.
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "cli/harness/codex/entry.hpp"
+#include "cli/harness/codex/settings.hpp"
+#include "cli/harness/settings_file.hpp"
+#include "protocol/default_paths.hpp"
+
+namespace handoff::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct codex_setup_options {
+  std::string codex_home;  // --codex-home DIR: Codex's home [$CODEX_HOME, else ~/.codex]
+  bool remove = false;
+  bool dry_run = false;
+};
+
+// Codex's home, absolute, or empty when neither the option, CODEX_HOME nor HOME gives one.
+fs::path setup_codex_home(const codex_setup_options& options) {
+  fs::path home;
+  if (!options.codex_home.empty()) {
+    home = options.codex_home;
+  } else if (const char* env = std::getenv("CODEX_HOME"); env != nullptr && *env != '\0') {
+    home = env;
+  } else if (const char* user = std::getenv("HOME"); user != nullptr && *user != '\0') {
+    home = fs::path(user) / ".codex";
+  } else {
+    return {};
+  }
+  std::string normal = fs::absolute(home).lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  return normal;
+}
+
+// What is about to be written reads back as meant: valid TOML, with handoff's server as written
+// (or without it). A failure here is handoff's bug, and nothing is written.
+void check_codex_config(const std::string& text, const fs::path& path, const codex_server* server) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path.string());
+  } catch (const toml::parse_error& e) {
+    throw std::runtime_error(path.string() + ": the edited file would not be valid TOML at line " +
+                             std::to_string(e.source().begin.line) + " (" + std::string(e.description()) +
+                             "); nothing was changed (a bug in handoff: please report it)");
+  }
+  const toml::node_view<const toml::node> entry = std::as_const(root)["mcp_servers"]["handoff"];
+  const bool as_meant = server == nullptr ? !entry
+                                          : entry["command"].value<std::string>() == server->command &&
+                                                entry["env"]["CODEX_HOME"].value<std::string>() == server->codex_home;
+  if (!as_meant)
+    throw std::runtime_error(path.string() + ": the edited file would not read back as written; nothing was changed (a bug "
+                             "in handoff: please report it)");
+}
+
+int run_codex_setup(const codex_setup_options& options) {
+  const fs::path home = setup_codex_home(options);
+  if (home.empty()) return setup_failed("codex", "neither CODEX_HOME nor HOME is set; pass --codex-home DIR", exit_usage);
+  const fs::path path = home / "config.toml";
+  codex_server server{rpc::own_executable().string(), home.string(), {}};
+  if (server.command.empty())
+    return setup_failed("codex", "cannot tell this handoff's own path (/proc/self/exe), which Codex is to start", exit_failure);
+  try {
+    edit_settings_text({"codex", path, options.remove, options.dry_run},
+                       [&](const std::optional<std::string>& before) -> std::optional<std::string> {
+                         const toml_config config(before.value_or(""), path.string(), codex_server_key);
+                         if (options.remove) {
+                           if (!config.has_table()) return std::nullopt;
+                           std::string after = config.without_table();
+                           check_codex_config(after, path, nullptr);
+                           return after;
+                         }
+                         server.env_keys = codex_provider_env_keys(config.root());
+                         std::string after = config.with_table(codex_server_table(server));
+                         if (before && after == *before) return std::nullopt;
+                         check_codex_config(after, path, &server);
+                         return after;
+                       });
+    return exit_ok;
+  } catch (const std::exception& e) {
+    return setup_failed("codex", e.what(), exit_failure);
+  }
+}
+
+}  // namespace
+
+run_fn add_codex_setup(CLI::App& app) {
+  auto options = std::make_shared<codex_setup_options>();
+  app.add_option("--codex-home", options->codex_home, "Codex's home, whose config.toml to edit [$CODEX_HOME, else ~/.codex]");
+  add_setup_flags(app, options->remove, options->dry_run);
+  return [options] { return run_codex_setup(*options); };
+}
+
+}  // namespace handoff::cli
