@@ -184,6 +184,31 @@ TEST_CASE("setup codex: an older handoff table is replaced where it stood, its s
   CHECK(c.text() == head + middle + tail);
 }
 
+TEST_CASE("setup codex: handoff's table as Codex rewrites it (env a sub-table, float timeouts) is no change to make") {
+  codex_home c;
+  // What `codex mcp add` leaves of handoff's table when it writes out every server.
+  std::string codex_form = c.table();
+  const std::string env_line = "env = { CODEX_HOME = \"" + c.home.string() + "\" }\n";
+  codex_form.erase(codex_form.find(env_line), env_line.size());
+  codex_form.replace(codex_form.find("= 20\n"), 5, "= 20.0\n");
+  codex_form.replace(codex_form.find("= 86400\n"), 8, "= 86400.0\n");
+  codex_form += "\n[mcp_servers.handoff.env]\nCODEX_HOME = \"" + c.home.string() + "\"\n\n[mcp_servers.docs]\ncommand = \"docs\"\n";
+  c.write("a = 1\n\n" + codex_form);
+  const auto r = c.setup();
+  CHECK_MESSAGE(r.status == 0, r.err);
+  CHECK(has(r.out, "already has handoff's entries; nothing to change"));
+  CHECK(c.text() == "a = 1\n\n" + codex_form);
+
+  // A value that differs: handoff's own form, where the table stood.
+  std::string older = codex_form;
+  older.replace(older.find("= 20.0\n"), 7, "= 30.0\n");
+  c.write("a = 1\n\n" + older);
+  REQUIRE(c.setup().status == 0);
+  CHECK(c.text() == "a = 1\n\n" + c.table() + "\n[mcp_servers.docs]\ncommand = \"docs\"\n");
+  REQUIRE(c.setup({"--remove"}).status == 0);
+  CHECK(c.text() == "a = 1\n\n[mcp_servers.docs]\ncommand = \"docs\"\n");
+}
+
 TEST_CASE("setup codex: appended with one blank line, and --remove gives back exactly the file before") {
   for (const std::string& before : {std::string("a = 1\n"), std::string("a = 1\n\n\n"), std::string("# only a comment\n"),
                                     std::string("[x]\ny = 'z'\n# trailing comment\n"), std::string("")}) {

@@ -1,6 +1,7 @@
 #include "cli/harness/codex/settings.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <tuple>
 
 namespace handoff::cli {
@@ -22,6 +23,49 @@ std::vector<std::string> codex_provider_env_keys(const toml::table& root) {
     if (!passed && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(std::move(key));
   }
   return keys;
+}
+
+namespace {
+
+// TOML values compared by what they say: an integer and a float by their value, tables by their
+// keys whatever their order or form (inline, header); other kinds than handoff writes differ.
+bool codex_same_toml(const toml::node& a, const toml::node& b) {
+  const auto number = [](const toml::node& n) {
+    return n.is_integer() ? static_cast<double>(n.as_integer()->get()) : n.as_floating_point()->get();
+  };
+  if (a.is_number() && b.is_number()) return number(a) == number(b);
+  if (a.type() != b.type()) return false;
+  if (a.is_string()) return a.as_string()->get() == b.as_string()->get();
+  if (a.is_boolean()) return a.as_boolean()->get() == b.as_boolean()->get();
+  if (const toml::array* left = a.as_array()) {
+    const toml::array& right = *b.as_array();
+    if (left->size() != right.size()) return false;
+    for (std::size_t i = 0; i < left->size(); ++i)
+      if (!codex_same_toml((*left)[i], right[i])) return false;
+    return true;
+  }
+  if (const toml::table* left = a.as_table()) {
+    const toml::table& right = *b.as_table();
+    if (left->size() != right.size()) return false;
+    for (const auto& [key, value] : *left) {
+      const toml::node* other = right.get(key);
+      if (other == nullptr || !codex_same_toml(value, *other)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool codex_server_matches(const toml::node& entry, const codex_server& server) {
+  toml::table written;
+  try {
+    written = toml::parse(codex_server_table(server));
+  } catch (const toml::parse_error&) {
+    return false;  // a path TOML cannot hold: check_codex_config says so before anything is written
+  }
+  return codex_same_toml(entry, *written["mcp_servers"]["handoff"].node());
 }
 
 std::string codex_server_table(const codex_server& server) {

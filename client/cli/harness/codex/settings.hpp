@@ -1,6 +1,7 @@
 // handoff's entry in Codex's config.toml (`${CODEX_HOME:-~/.codex}/config.toml`): its MCP server,
 // one table, written where an older one stood or appended, and taken out again exactly
-// (config_toml.hpp keeps every other byte).
+// (config_toml.hpp keeps every other byte). A table that already says the same, however
+// written, is left as it is.
 //
 //   [mcp_servers.handoff]
 //   command = "/abs/path/of/handoff"        this handoff, /proc/self/exe resolved
@@ -51,5 +52,10 @@ std::vector<std::string> codex_provider_env_keys(const toml::table& root);
 
 // handoff's table as TOML text, lines ending in "\n".
 std::string codex_server_table(const codex_server& server);
+
+// Whether `entry` (the file's mcp_servers.handoff) says what codex_server_table(server) says,
+// however written: Codex's own `codex mcp add` rewrites every server, handoff's too, with `env`
+// as a sub-table and the timeouts as floats; that is no change for setup to make.
+bool codex_server_matches(const toml::node& entry, const codex_server& server);
 
 }  // namespace handoff::cli

@@ -78,8 +78,9 @@ int run_codex_setup(const codex_setup_options& options) {
                            return after;
                          }
                          server.env_keys = codex_provider_env_keys(config.root());
+                         const toml::node* entry = config.root()["mcp_servers"]["handoff"].node();
+                         if (entry != nullptr && codex_server_matches(*entry, server)) return std::nullopt;
                          std::string after = config.with_table(codex_server_table(server));
-                         if (before && after == *before) return std::nullopt;
                          check_codex_config(after, path, &server);
                          return after;
                        });

@@ -1,0 +1,101 @@
+// `handoff setup codex` read back by the real Codex CLI 0.169.0: what `codex mcp get/list --json`
+// makes of the config.toml it wrote (command, args, env, env_vars, timeouts), beside a server
+// Codex itself added, and that `--remove` gives back the file as it was. The byte-level edits:
+// tests/cli/cli_codex_setup_test.cpp.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { World, codexPath, cliPath } from './harness.mjs';
+
+const handoffPath = fs.realpathSync(cliPath);  // setup writes its own /proc/self/exe
+const passedEnv = ['XDG_RUNTIME_DIR', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'HANDOFF_SOCKET', 'HANDOFF_AUTOSTART', 'OPENAI_API_KEY'];
+
+function setup(world, ...args) {
+  return execFileSync(cliPath, ['setup', 'codex', ...args], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
+}
+
+function codex(world, ...args) {
+  return execFileSync(codexPath, args, { env: world.env(), encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+const servers = (world) => JSON.parse(codex(world, 'mcp', 'list', '--json'));
+
+test('Codex reads handoff\'s server as setup wrote it: command, args, env, env_vars, timeouts', async () => {
+  const world = new World();
+  try {
+    fs.rmSync(world.codexHome, { recursive: true });  // setup makes it
+    assert.match(setup(world), /setup codex: wrote handoff's entries to .*config\.toml/);
+    const entry = JSON.parse(codex(world, 'mcp', 'get', 'handoff', '--json'));
+    assert.equal(entry.name, 'handoff');
+    assert.equal(entry.enabled, true);
+    assert.deepEqual(entry.transport, {
+      type: 'stdio', command: handoffPath, args: ['mcp'], env: { CODEX_HOME: world.codexHome }, env_vars: passedEnv, cwd: null,
+    });
+    assert.equal(entry.startup_timeout_sec, 20);
+    assert.equal(entry.tool_timeout_sec, 86400);
+  } finally {
+    await world.close();
+  }
+});
+
+test('beside Codex\'s own settings (CRLF, comments, a provider, a server `codex mcp add` wrote), and taken out exactly', async () => {
+  const world = new World();
+  try {
+    const before = [
+      '# my Codex',
+      'model = "gpt-5"',
+      'model_provider = "azure"',
+      '',
+      '[model_providers.azure]',
+      'name = "Azure"',
+      'base_url = "http://127.0.0.1:9/openai"',
+      'env_key = "AZURE_OPENAI_API_KEY"  # read from the environment',
+      'wire_api = "responses"',
+      '',
+    ].join('\r\n');
+    fs.writeFileSync(world.configPath(), before);
+    setup(world);
+    let list = servers(world);
+    assert.deepEqual(list.map((s) => s.name), ['handoff']);
+    assert.deepEqual(list[0].transport.env_vars, [...passedEnv, 'AZURE_OPENAI_API_KEY']);
+    assert.ok(fs.readFileSync(world.configPath(), 'utf8').startsWith(before + '\r\n[mcp_servers.handoff]\r\n'));
+
+    // Codex rewrites every server when it adds one (handoff's `env` as a sub-table, the
+    // timeouts as floats, LF line ends): the same server, so setup leaves it as it is.
+    codex(world, 'mcp', 'add', 'docs', '--env', 'A=1', '--', '/usr/bin/docs-server', '--stdio');
+    list = servers(world);
+    assert.deepEqual(list.map((s) => s.name).sort(), ['docs', 'handoff']);
+    assert.equal(list.find((s) => s.name === 'handoff').transport.command, handoffPath);
+    const rewritten = fs.readFileSync(world.configPath(), 'utf8');
+    assert.match(rewritten, /\n\[mcp_servers\.handoff\.env\]\n/);
+    assert.match(setup(world), /already has handoff's entries; nothing to change/);
+    assert.equal(fs.readFileSync(world.configPath(), 'utf8'), rewritten);
+
+    // --remove takes out both of handoff's tables as Codex wrote them, and nothing else.
+    assert.match(setup(world, '--remove'), /removed handoff's entries/);
+    assert.deepEqual(servers(world).map((s) => s.name), ['docs']);
+    assert.equal(fs.readFileSync(world.configPath(), 'utf8'),
+                 rewritten.replace(/\[mcp_servers\.handoff\]\n[\s\S]*?\n\n(?=\[mcp_servers\.docs\])/, ''));
+    assert.doesNotMatch(fs.readFileSync(world.configPath(), 'utf8'), /handoff/);
+  } finally {
+    await world.close();
+  }
+});
+
+test('without its docs server, --remove gives back the very bytes Codex read before', async () => {
+  const world = new World();
+  try {
+    const before = 'model = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs"\n\n# the end\n';
+    fs.writeFileSync(world.configPath(), before);
+    setup(world);
+    assert.deepEqual(servers(world).map((s) => s.name).sort(), ['docs', 'handoff']);
+    setup(world, '--remove');
+    assert.equal(fs.readFileSync(world.configPath(), 'utf8'), before);
+    assert.deepEqual(servers(world).map((s) => s.name), ['docs']);
+  } finally {
+    await world.close();
+  }
+});
