@@ -3,8 +3,8 @@
 # builds handoffd and handoff, installs them with the Pi package under PREFIX, and sets handoff up
 # for this user: systemd user units when a user systemd answers (else clients start handoffd
 # themselves), Pi's settings (the package, and the pi-subagents bridge when pi-subagents is
-# installed), Claude Code's settings when `claude` is on the PATH. Each step says what it did,
-# or what it skipped and why. Running it again gives the same result.
+# installed), Claude Code's settings when `claude` is on the PATH, Codex's when `codex` is. Each
+# step says what it did, or what it skipped and why. Running it again gives the same result.
 #
 #   scripts/install.sh [--prefix DIR]              install (DIR default ~/.local)
 #   scripts/install.sh [--prefix DIR] --uninstall  take out what it installed and its settings
@@ -52,6 +52,7 @@ if ((uninstall)); then
   if [[ -x "$prefix/bin/handoff" ]]; then
     "$prefix/bin/handoff" setup pi --remove | sed 's/^/install: /'
     "$prefix/bin/handoff" setup claude-code --remove | sed 's/^/install: /'
+    "$prefix/bin/handoff" setup codex --remove | sed 's/^/install: /'
   fi
   if grep -qx "systemd enabled" "$manifest" && user_systemd; then
     systemctl --user disable --now handoffd.socket handoffd.service >/dev/null 2>&1 || true
@@ -146,6 +147,11 @@ if command -v claude >/dev/null; then
   "$prefix/bin/handoff" setup claude-code | sed 's/^/install: /'
 else
   say "skipped Claude Code: no claude on the PATH (run $prefix/bin/handoff setup claude-code after installing it)"
+fi
+if command -v codex >/dev/null; then
+  "$prefix/bin/handoff" setup codex | sed 's/^/install: /'
+else
+  say "skipped Codex: no codex on the PATH (run $prefix/bin/handoff setup codex after installing it)"
 fi
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;

@@ -11,11 +11,12 @@
 //   env_vars = ["XDG_RUNTIME_DIR", ...]     passed through from Codex's environment, which
 //                                           Codex otherwise filters down to HOME, LANG, PATH,
 //                                           SHELL, TERM and TMPDIR: where handoffd's socket and
-//                                           queue are (XDG_*, HANDOFF_*), and the API keys the
-//                                           server's Codex children need (OPENAI_API_KEY and
-//                                           each model provider's env_key in the file)
+//                                           queue are (XDG_*, HANDOFF_*), and the model
+//                                           providers' API keys for the subagents it starts
+//                                           (OPENAI_API_KEY, each provider's env_key in the file)
 //   startup_timeout_sec = 20                the server's start may start handoffd
-//   tool_timeout_sec = 86400                a wait for subagents may take hours
+//   tool_timeout_sec = 86400                a wait for subagents may take hours (Codex's
+//                                           default, 60 s, would cut it)
 //
 // The table is handoff's: `[mcp_servers.handoff]` and any `[mcp_servers.handoff.*]`. Defined any
 // other way (inline, dotted keys) it is refused, never rewritten.
