@@ -292,6 +292,13 @@ struct wire::shape<check_result> {
       optional_field("lines", &check_result::lines, count)};
 };
 
+// The harnesses whose tools a footer's calls can be for (subagent/wait's `reader`), in the
+// order of engine/text/reader_profile.hpp's reader_profiles (daemon/service/wait.cpp checks it).
+inline constexpr std::string_view reader_names[] = {"pi", "claude-code", "codex"};
+inline constexpr auto reader_name = wire::one_of_strings(reader_names[0], reader_names[1], reader_names[2]);
+// The least maxBytes a wait takes: room for a section's header, a minimal cut and its footer.
+inline constexpr std::int64_t min_wait_max_bytes = 4096;
+
 struct wait_params {
   std::string parent_id;                   // parentId
   std::vector<std::string> child_ids;      // childIds: 1..64, unique
@@ -302,14 +309,18 @@ struct wait_params {
   // completion order) and answers childIds only; each sibling's own wait, given the same set
   // and usage, gets the rest of the same allocation. Empty: none.
   std::vector<std::string> batch_with = {};
-  // reader: whose tools the footers' calls are for, "pi" (default) or "claude-code"
-  // (engine/text/reader_profile.hpp).
+  // reader: whose tools the footers' calls are for, one of reader_names (default "pi";
+  // engine/text/reader_profile.hpp).
   std::string reader = "pi";
   // withReady: the batch also takes every other child of the parent that has completed and is
   // neither delivered nor listed by another wait (in completion order), and answers it too; it
   // waits for none of them. Claude Code's background agents: reports that are ready together
   // share one budget.
   bool with_ready = false;
+  // maxBytes: the most bytes of one answer the caller's harness shows whole (Codex cuts an MCP
+  // tool's output): the batch's text, and so each result in it, is kept within it. Lowers the
+  // wait caps only; none: the caps as they are.
+  std::optional<std::int64_t> max_bytes = std::nullopt;
 };
 template <>
 struct wire::shape<wait_params> {
@@ -320,8 +331,10 @@ struct wire::shape<wait_params> {
                      when_default::omitted),
       optional_field("usage", &wait_params::usage, object_of<usage_dto>, when_default::omitted),
       optional_field("batchWith", &wait_params::batch_with, id_list{.may_be_empty = true}, when_default::omitted),
-      optional_field("reader", &wait_params::reader, one_of_strings("pi", "claude-code"), when_default::omitted),
-      optional_field("withReady", &wait_params::with_ready, boolean, when_default::omitted)};
+      optional_field("reader", &wait_params::reader, reader_name, when_default::omitted),
+      optional_field("withReady", &wait_params::with_ready, boolean, when_default::omitted),
+      optional_field("maxBytes", &wait_params::max_bytes, integer<std::int64_t>{min_wait_max_bytes},
+                     when_default::omitted)};
 };
 struct wait_result {
   batch_dto batch;                      // flattened on the wire: sections, text, deferred, budget

@@ -59,8 +59,6 @@ namespace handoff::cli {
 namespace {
 
 constexpr std::size_t max_plan_calls = 400;           // calls (headings) one --plan (--outline) output lists at most
-constexpr std::size_t max_plan_bytes = 32 * 1024;     // bytes of calls one --plan output holds at most
-constexpr std::size_t max_claude_plan_bytes = 16 * 1024;  // the same, for --reader claude-code
 
 struct read_options {
   rpc::artifact_read_params params;
@@ -132,13 +130,8 @@ int run_bytes(const read_options& options) {
 // The profile --reader names, or nullptr after saying it names none.
 const reader_profile* reader_profile_of(const read_options& options) {
   const reader_profile* profile = find_reader_profile(options.reader);
-  if (profile == nullptr) report("read", "--reader " + options.reader + ": expected pi or claude-code");
+  if (profile == nullptr) report("read", "--reader " + options.reader + ": expected " + reader_list());
   return profile;
-}
-
-// Most bytes of calls or headings one --plan or --outline output holds for `profile`.
-std::size_t most_output_bytes(const reader_profile& profile) noexcept {
-  return &profile == &pi_reader ? max_plan_bytes : max_claude_plan_bytes;
 }
 
 // This very executable, as the bash commands an output prints name it (the daemon's footers
@@ -178,11 +171,8 @@ int run_plan(const read_options& options) {
     report("read", "--plan " + options.plan + ": " + e.what());
     return exit_usage;
   }
-  std::string out = "# The calls that read lines " + options.plan + " of " + path +
-                    (profile == &pi_reader
-                         ? " back, each shown whole by Pi (read: its read tool on that path; bash: its bash tool)"
-                         : " back, each shown whole by Claude Code (Read: its Read tool with file_path set to that "
-                           "path; Bash: its Bash tool)");
+  std::string out = "# The calls that read lines " + options.plan + " of " + path + " back, each shown whole by " +
+                    std::string(profile->shown_by);
   if (options.skip > 0) out += ", from call " + std::to_string(options.skip + 1);
   out += ":\n";
   const std::string reader = own_cli();
@@ -191,7 +181,7 @@ int run_plan(const read_options& options) {
   std::size_t index = 0;
   while (const std::optional<read_step> step = plan->next()) {
     if (index++ < options.skip) continue;
-    if (listed == max_plan_calls || calls.size() >= most_output_bytes(*profile)) {
+    if (listed == max_plan_calls || calls.size() >= profile->plan_bytes) {
       append_more_line(calls, "--plan", options.plan, options.skip + listed, *profile, path);
       break;
     }
@@ -227,13 +217,13 @@ int run_outline(const read_options& options) {
   }
   const std::string path = std::filesystem::absolute(options.artifact).lexically_normal().string();
   std::string out = "# The markdown headings of lines " + options.outline + " of " + path + ", each at its line (" +
-                    std::string(profile->read_tool) + " offset=LINE with file_path set to that path shows it)";
+                    std::string(profile->line_jump) + " shows it)";
   if (options.skip > 0) out += ", from heading " + std::to_string(options.skip + 1);
   out += headings.empty() ? ": none.\n" : ":\n";
   std::size_t listed = 0;
   std::string entries;
   for (std::size_t i = options.skip; i < headings.size(); ++i) {
-    if (listed == max_plan_calls || entries.size() >= most_output_bytes(*profile)) {
+    if (listed == max_plan_calls || entries.size() >= profile->plan_bytes) {
       append_more_line(entries, "--outline", options.outline, i, *profile, path);
       break;
     }
@@ -303,7 +293,7 @@ command add_read_command(CLI::App& app, std::shared_ptr<const daemon_options> da
                              ->check(range_of_numbers);
   sub->add_option("--skip", options->skip, "With --plan or --outline: calls or headings not printed (a previous output's)");
   sub->add_option("--reader", options->reader,
-                  "With --plan or --outline: whose tools the calls are for: pi or claude-code")
+                  "With --plan or --outline: whose tools the calls are for: " + reader_list())
       ->capture_default_str();
   bytes->excludes(plan)->excludes(outline)->excludes(offset)->excludes(limit);
   plan->excludes(outline)->excludes(offset)->excludes(limit);

@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "engine/text/reader_profile.hpp"
 #include "handoff/cancel_signal.hpp"
 
 namespace handoff::cli {
@@ -143,8 +144,8 @@ command add_wait_command(CLI::App& app, std::shared_ptr<const daemon_options> da
       ->check(CLI::Range(std::int64_t{0}, rpc::wire_limits{}.max_timeout_ms));
   add_usage_flags(*sub, options->usage);
   sub->add_option("--reader", options->params.reader,
-                  "Whose tools the footers' calls are for: pi or claude-code")
-      ->check(CLI::IsMember({"pi", "claude-code"}))
+                  "Whose tools the footers' calls are for: " + reader_list())
+      ->check(CLI::IsMember(reader_names()))
       ->capture_default_str();
   sub->add_flag("--json", options->json, "Print subagent/wait's whole result as JSON");
   sub->footer("Exit status: 0 all listed children delivered, 4 timed out with children pending; "

@@ -3,6 +3,7 @@
 // once the reply was written to the client; until then the wait's reservation holds them, and
 // dropping it (a failed build, a reply never written) gives them back.
 #include <algorithm>
+#include <iterator>
 
 #include <asio/use_awaitable.hpp>
 #include <asio/steady_timer.hpp>
@@ -17,6 +18,15 @@ namespace handoff::daemon {
 using nlohmann::json;
 using rpc::errc;
 using rpc::rpc_error;
+
+// The wire's reader names and the profiles the batches are built with are the same list.
+constexpr bool readers_match() {
+  if (std::size(rpc::reader_names) != std::size(reader_profiles)) return false;
+  for (std::size_t i = 0; i < std::size(rpc::reader_names); ++i)
+    if (rpc::reader_names[i] != reader_profiles[i]->name) return false;
+  return true;
+}
+static_assert(readers_match(), "protocol/messages.hpp's reader_names and reader_profiles differ");
 
 namespace {
 
@@ -110,6 +120,12 @@ asio::awaitable<reply<rpc::wait_result>> service::wait(std::shared_ptr<connectio
 
   batch_options options = batches_.options_for(cfg_.wait_caps);
   options.profile = find_reader_profile(p.reader);  // the decoder admits known names only
+  if (p.max_bytes) {
+    const auto most = static_cast<std::size_t>(*p.max_bytes);
+    options.caps.per_batch_bytes = std::min(options.caps.per_batch_bytes, most);
+    options.caps.per_result_bytes = std::min(options.caps.per_result_bytes, most);
+    options.caps.floor_bytes = std::min(options.caps.floor_bytes, options.caps.per_result_bytes);
+  }
   options.usage = from_wire(p.usage);
   // The cut results' artifacts are written and linked before the answer, so a crash of the
   // daemon cannot leave one partial, but synced after it (on_wait_written), before the results

@@ -34,8 +34,8 @@ constexpr std::array<unsigned char, 256> title_byte = [] {
 void append_header(std::string& out, const artifact_ref& artifact) {
   out += "[Omitted sections, at their lines of the full text ("sv;
   if (artifact.saved) {
-    out += artifact.profile->read_tool;
-    out += " offset=LINE):"sv;
+    out += artifact.profile->line_jump;
+    out += "):"sv;
   } else {
     out += "not saved):"sv;
   }

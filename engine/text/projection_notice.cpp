@@ -168,6 +168,17 @@ void append_read_call(std::string& out, const read_step& step, std::string_view 
     out.push_back('`');
     return;
   }
+  if (profile.lines_by_shell) {
+    out += profile.bash_tool;
+    out += " `sed -n '"sv;
+    append_number(out, step.first_line);
+    out.push_back(',');
+    append_number(out, step.last_line);
+    out += "p' "sv;
+    append_shell_word(out, path);
+    out.push_back('`');
+    return;
+  }
   out += profile.read_tool;
   out += " offset="sv;
   append_number(out, step.first_line);

@@ -3,8 +3,9 @@
 // (projection_notice.hpp) and read_plan (text_page.hpp) are sized by it, so every call a footer
 // names returns exactly its lines in that harness (docs/design.md §4).
 //
-// Two profiles, chosen by the parent's client (`reader` in subagent/wait, `handoff read
-// --reader`):
+// Three profiles, chosen by the parent's client (`reader` in subagent/wait, `handoff read
+// --reader`); reader_profiles lists them, and the wire's accepted names (protocol/messages.hpp's
+// reader_names) are checked against it at compile time (daemon/service/wait.cpp):
 //   pi           Pi 1.6.0's `read` and `bash`: a page is at most 2000 lines and 51,200 bytes of
 //                the lines joined with "\n"; nothing is added to a line.
 //   claude-code  Claude Code 2.1.328's `Read` and `Bash`: Read refuses a page its count_tokens
@@ -13,15 +14,21 @@
 //                each line's 8-byte prefix counted, is under the cap with room for the framing,
 //                for any text (ASCII or CJK). Bash shows 30,000 characters uncut; its byte
 //                ranges are at most 20,000 bytes.
+//   codex        Codex CLI 0.169.0 gives a model it has no metadata for no file-reading tool,
+//                only its shell, `exec_command`, whose output it cuts past 10,000 bytes (40,000
+//                for its catalog models): a line range is `sed -n 'FIRST,LASTp' FILE` run by
+//                it, at most 8,000 bytes a page, so the shell's own header fits beside it.
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace handoff {
 
 struct reader_profile {
-  std::string_view name;          // the wire name: "pi", "claude-code"
+  std::string_view name;          // the wire name: "pi", "claude-code", "codex"
   std::string_view read_tool;     // the file-reading tool the footer names ("read", "Read")
   std::string_view bash_tool;     // the shell tool for byte ranges and the plan command
   std::size_t page_lines;         // most lines one read returns uncut
@@ -36,13 +43,62 @@ struct reader_profile {
   // agentId of 17 characters and the hook's own note) and indents every line by two spaces.
   std::size_t frame_bytes;
   std::size_t line_indent_bytes;
+  // A line range is read with the shell tool (`bash_tool `sed -n 'F,Lp' FILE``) instead of
+  // `read_tool offset=F limit=N`: the harness has no file-reading tool (Codex).
+  bool lines_by_shell = false;
+  // How a line of the full text is reached, as an outline's header says it ("read offset=LINE").
+  std::string_view line_jump = {};
+  // Who shows a `handoff read --plan` output's calls whole, as its header says it.
+  std::string_view shown_by = {};
+  // Most bytes of calls or headings one `handoff read --plan` / `--outline` output holds: well
+  // within what the harness's shell tool shows uncut.
+  std::size_t plan_bytes = 16 * 1024;
 };
 
-inline constexpr reader_profile pi_reader{"pi", "read", "bash", 2000, 50 * 1024, 0, 0, 0};
-inline constexpr reader_profile claude_code_reader{"claude-code", "Read", "Bash", 2000, 20000, 8, 768, 2};
+inline constexpr reader_profile pi_reader{
+    .name = "pi", .read_tool = "read", .bash_tool = "bash", .page_lines = 2000, .page_bytes = 50 * 1024,
+    .line_prefix_bytes = 0, .frame_bytes = 0, .line_indent_bytes = 0, .line_jump = "read offset=LINE",
+    .shown_by = "Pi (read: its read tool on that path; bash: its bash tool)", .plan_bytes = 32 * 1024};
+inline constexpr reader_profile claude_code_reader{
+    .name = "claude-code", .read_tool = "Read", .bash_tool = "Bash", .page_lines = 2000, .page_bytes = 20000,
+    .line_prefix_bytes = 8, .frame_bytes = 768, .line_indent_bytes = 2, .line_jump = "Read offset=LINE",
+    .shown_by = "Claude Code (Read: its Read tool with file_path set to that path; Bash: its Bash tool)"};
+// Codex: the batch reaches its model as an MCP tool's output (`handoff mcp`), which the server
+// keeps under Codex's own cut with subagent/wait's maxBytes; nothing is added to it or its lines.
+inline constexpr reader_profile codex_reader{
+    .name = "codex", .read_tool = "exec_command", .bash_tool = "exec_command", .page_lines = 2000,
+    .page_bytes = 8000, .line_prefix_bytes = 0, .frame_bytes = 0, .line_indent_bytes = 0, .lines_by_shell = true,
+    .line_jump = "exec_command `sed -n 'LINE,+99p'` on it",
+    .shown_by = "Codex (exec_command: its shell tool)", .plan_bytes = 6 * 1024};
+
+// Every profile, in the order of the wire's reader_names.
+inline constexpr const reader_profile* reader_profiles[] = {&pi_reader, &claude_code_reader, &codex_reader};
 
 // The profile named `name`, or nullptr for a name handoff does not know.
-const reader_profile* find_reader_profile(std::string_view name) noexcept;
+constexpr const reader_profile* find_reader_profile(std::string_view name) noexcept {
+  for (const reader_profile* profile : reader_profiles) {
+    if (profile->name == name) return profile;
+  }
+  return nullptr;
+}
+
+// Every profile's name, in order.
+inline std::vector<std::string> reader_names() {
+  std::vector<std::string> names;
+  for (const reader_profile* profile : reader_profiles) names.emplace_back(profile->name);
+  return names;
+}
+
+// "pi, claude-code or codex": the names, for help texts and messages.
+inline std::string reader_list() {
+  std::string out;
+  const std::vector<std::string> names = reader_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
 
 // The bytes a page of `lines` lines holding `text_bytes` bytes (the "\n" between them
 // included) costs against page_bytes.

@@ -332,7 +332,7 @@ inline std::vector<std::size_t> check_outline(const std::vector<std::string_view
   CHECK(bytes <= limits.max_bytes / 8);
   CHECK(block.size() <= limits.max_lines / 8);
   const std::string header = std::string(outline_prefix) +
-                             (artifact.saved ? std::string(artifact.profile->read_tool) + " offset=LINE):" : "not saved):");
+                             (artifact.saved ? std::string(artifact.profile->line_jump) + "):" : "not saved):");
   CHECK(block.front() == header);
   const std::vector<std::string_view> lines = split_lines(text);
   std::vector<std::size_t> listed;

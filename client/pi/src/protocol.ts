@@ -48,7 +48,11 @@ export const ErrorCode = {
 
 // ---- shared shapes --------------------------------------------------------------------------
 
+/** The harnesses a footer's calls can be for (protocol/messages.hpp's reader_names, in order). */
+export const READER_NAMES = ["pi", "claude-code", "codex"] as const;
+
 /** How a child's run ended. */
+
 export const ResultStatus = oneOf("done", "error", "cancelled");
 export type ResultStatus = Value<typeof ResultStatus>;
 
@@ -205,9 +209,11 @@ export const WaitParams = object({
   /** 0..64 siblings of childIds that share this wait's budget (docs/protocol.md). */
   batchWith: optional(strings),
   /** Whose tools the footers' calls are for; default "pi". */
-  reader: optional(oneOf("pi", "claude-code")),
+  reader: optional(oneOf(...READER_NAMES)),
   /** Also take every other completed, undelivered child of the parent into the batch. */
   withReady: optional(bool),
+  /** The most bytes of the answer the harness shows whole (>= 4096): the batch is kept within it. */
+  maxBytes: optional(num),
 });
 export type WaitParams = Value<typeof WaitParams>;
 export const WaitResult = object({

@@ -54,6 +54,11 @@ function compareFields(cpp: FieldDescription[], ts: FieldDescription[], where: s
       problems.push(`${at}: ${JSON.stringify(c.type)} in C++, ${JSON.stringify(t.type)} in TypeScript`);
       continue;
     }
+    if (typeof c.type === "object" && "oneOf" in c.type && typeof t.type === "object" && "oneOf" in t.type) {
+      if (JSON.stringify(c.type.oneOf) !== JSON.stringify(t.type.oneOf))
+        problems.push(`${at}: one of ${JSON.stringify(c.type.oneOf)} in C++, ${JSON.stringify(t.type.oneOf)} in TypeScript`);
+      continue;
+    }
     if (typeof c.type === "object" && typeof t.type === "object") {
       const inner = (d: TypeDescription): FieldDescription[] =>
         typeof d === "object" && "object" in d ? d.object : typeof d === "object" && "array" in d ? d.array : [];
