@@ -35,7 +35,7 @@ export interface Check<T> {
 /** The TypeScript type a check yields. */
 export type Value<C> = C extends Check<infer T> ? T : never;
 
-function primitive<T>(type: string, test: (value: unknown) => boolean, expected: string): Check<T> {
+function primitive<T>(type: TypeDescription, test: (value: unknown) => boolean, expected: string): Check<T> {
   return {
     type,
     check: (value, path) => {
@@ -62,9 +62,9 @@ export const stringOrInteger: Check<string | number> = primitive(
 /** Any JSON object, unchecked inside. */
 export const anyObject: Check<Record<string, unknown>> = primitive("object", isObject, "an object");
 
-/** One of a closed set of strings; described as a plain string (the daemon writes only these). */
+/** One of a closed set of strings; described with its values, as the daemon's one_of is. */
 export function oneOf<const V extends readonly string[]>(...values: V): Check<V[number]> {
-  return primitive("string", (v) => typeof v === "string" && values.includes(v), `one of ${values.map((v) => `"${v}"`).join(", ")}`);
+  return primitive({ oneOf: [...values] }, (v) => typeof v === "string" && values.includes(v), `one of ${values.map((v) => `"${v}"`).join(", ")}`);
 }
 
 // ---- objects ------------------------------------------------------------------------------
