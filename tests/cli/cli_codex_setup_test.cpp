@@ -153,6 +153,25 @@ TEST_CASE("setup codex: an existing file's comments, tables and CRLF line ends a
   CHECK(mode_of(c.config) == 0640);
 }
 
+TEST_CASE("setup codex: TOML 1.1 as Codex reads it (newlines in inline tables, new escapes, times without seconds) is read too") {
+  codex_home c;
+  const std::string before =
+      "[mcp_servers.docs]\n"
+      "command = \"docs\"\n"
+      "env = {\n"
+      "  A = \"1\",  # a comment\n"
+      "  \"[mcp_servers.handoff]\" = \"\\e[1m\\x41\",\n"
+      "}\n"
+      "[tui]\n"
+      "at = 07:32\n";
+  c.write(before);
+  const auto r = c.setup();
+  CHECK_MESSAGE(r.status == 0, r.err);
+  CHECK(c.text() == before + "\n" + c.table());
+  REQUIRE(c.setup({"--remove"}).status == 0);
+  CHECK(c.text() == before);
+}
+
 TEST_CASE("setup codex: an older handoff table is replaced where it stood, its sub-tables taken out, the rest kept") {
   codex_home c;
   const std::string head =

@@ -85,10 +85,13 @@ test('beside Codex\'s own settings (CRLF, comments, a provider, a server `codex 
   }
 });
 
-test('without its docs server, --remove gives back the very bytes Codex read before', async () => {
+test('TOML 1.1 as Codex reads it (an inline table over lines, \\e, a time without seconds), and --remove gives back its bytes', async () => {
   const world = new World();
   try {
-    const before = 'model = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs"\n\n# the end\n';
+    const before = [
+      'model = "gpt-5"', 'x = "\\e[1m\\x41"', 'at = 07:32', '',
+      '[mcp_servers.docs]', 'command = "docs"', 'env = {', '  A = "1",  # a comment', '}', '', '# the end', '',
+    ].join('\n');
     fs.writeFileSync(world.configPath(), before);
     setup(world);
     assert.deepEqual(servers(world).map((s) => s.name).sort(), ['docs', 'handoff']);

@@ -186,7 +186,9 @@ class toml_statement_scanner {
       }
       advance();
     } else {
-      while (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_' || peek() == '-') {
+      // Non-ASCII letters too (TOML 1.1; toml++ checked which).
+      while (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_' || peek() == '-' ||
+             static_cast<unsigned char>(peek()) >= 0x80) {
         out += peek();
         advance();
       }
@@ -208,13 +210,15 @@ class toml_statement_scanner {
       case 'r': out += '\r'; return;
       case '"': out += '"'; return;
       case '\\': out += '\\'; return;
+      case 'e': out += '\x1B'; return;  // \e and \xHH: TOML 1.1
+      case 'x':
       case 'u':
       case 'U': {
-        const std::size_t digits = c == 'u' ? 4 : 8;
+        const std::size_t digits = c == 'x' ? 2 : c == 'u' ? 4 : 8;
         std::uint32_t cp = 0;
         for (std::size_t i = 0; i < digits; ++i) {
           const char h = peek();
-          if (!std::isxdigit(static_cast<unsigned char>(h))) fail("a malformed \\u escape");
+          if (!std::isxdigit(static_cast<unsigned char>(h))) fail("a malformed \\x, \\u or \\U escape");
           cp = cp * 16 + static_cast<std::uint32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (h | 0x20) - 'a' + 10);
           advance();
         }
@@ -253,19 +257,19 @@ class toml_statement_scanner {
         }
       }
       advance();
-    } else if (c == '{') {
+    } else if (c == '{') {  // newlines, comments and a trailing comma in it: TOML 1.1, as Codex reads
       advance();
-      skip_blank();
+      skip_space_and_comments();
       while (peek() != '}') {
         read_key();
         skip_blank();
         expect('=');
         skip_blank();
         skip_value();
-        skip_blank();
+        skip_space_and_comments();
         if (peek() == ',') {
           advance();
-          skip_blank();
+          skip_space_and_comments();
         } else if (peek() != '}') {
           fail("expected ',' or '}' in an inline table");
         }

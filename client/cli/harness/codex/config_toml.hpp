@@ -1,7 +1,8 @@
 // A TOML file edited as text, one table at a time: the table at a key path (`[a.b]` and every
 // `[a.b.*]` / `[[a.b.*]]` header, with their keys) replaced where it stands, appended at the end,
 // or taken out, every other byte of the file kept (comments, order, blank lines, CRLF). The
-// file is checked with toml++ first; what handoff cannot edit so is refused with the line.
+// file is checked with toml++ first, as TOML 1.1 (what Codex reads); what handoff cannot edit so
+// is refused with the line.
 //
 // A table's lines run from its header to its last key; comments and blank lines after that
 // belong to what follows. Appending adds one blank line before the table (and a final newline

@@ -51,10 +51,8 @@ void check_codex_config(const std::string& text, const fs::path& path, const cod
                              std::to_string(e.source().begin.line) + " (" + std::string(e.description()) +
                              "); nothing was changed (a bug in handoff: please report it)");
   }
-  const toml::node_view<const toml::node> entry = std::as_const(root)["mcp_servers"]["handoff"];
-  const bool as_meant = server == nullptr ? !entry
-                                          : entry["command"].value<std::string>() == server->command &&
-                                                entry["env"]["CODEX_HOME"].value<std::string>() == server->codex_home;
+  const toml::node* entry = std::as_const(root)["mcp_servers"]["handoff"].node();
+  const bool as_meant = server == nullptr ? entry == nullptr : entry != nullptr && codex_server_matches(*entry, *server);
   if (!as_meant)
     throw std::runtime_error(path.string() + ": the edited file would not read back as written; nothing was changed (a bug "
                              "in handoff: please report it)");
