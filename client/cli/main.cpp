@@ -11,6 +11,7 @@
 #include "cli/daemon_command.hpp"
 #include "cli/doctor_command.hpp"
 #include "cli/gc_command.hpp"
+#include "cli/harness/harness.hpp"
 #include "cli/hook_command.hpp"
 #include "cli/setup_command.hpp"
 #include "cli/progress_command.hpp"
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
   CLI::App app{"handoff: bounded, recoverable projections of long subagent results"};
   app.require_subcommand(1);
   const auto daemon = add_daemon_options(app);  // --socket, for the subcommands that talk to handoffd
-  const std::vector<command> commands = {
+  std::vector<command> commands = {
       add_project_command(app),
       add_status_command(app, daemon),
       add_started_command(app, daemon),
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
       add_hook_command(app, daemon),
       add_setup_command(app),
   };
+  for (command& server : add_server_commands(app, daemon)) commands.push_back(std::move(server));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

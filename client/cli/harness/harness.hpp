@@ -29,10 +29,16 @@ struct harness {
   // hook.
   std::string_view hook_help;
   run_fn (*add_hook)(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
+  // A server the harness starts (Codex: `handoff mcp`, an MCP server): registers its own
+  // top-level subcommand on `app` and returns it; null when the harness has none.
+  command (*add_server)(CLI::App& app, std::shared_ptr<const daemon_options> daemon) = nullptr;
 };
 
 // Every harness, in the order `--help` lists them.
 const std::vector<harness>& harnesses();
+
+// Every harness's server subcommand (`handoff mcp`), for main().
+std::vector<command> add_server_commands(CLI::App& app, const std::shared_ptr<const daemon_options>& daemon);
 
 // --remove and --dry-run, which every `handoff setup NAME` takes, on `app`.
 void add_setup_flags(CLI::App& app, bool& remove, bool& dry_run);

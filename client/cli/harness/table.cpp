@@ -19,13 +19,20 @@ const std::vector<harness>& harnesses() {
        "answer on stdout",
        add_claude_code_hook},
       {"codex", "Codex CLI: handoff's MCP server (`handoff mcp`) in ${CODEX_HOME:-~/.codex}/config.toml", add_codex_setup,
-       "", nullptr},
+       "", nullptr, add_codex_server},
       {"pi",
        "Pi: the @handoff/pi package in Pi's packages, and the pi-subagents bridge when pi-subagents is installed "
        "(${PI_CODING_AGENT_DIR:-~/.pi/agent}/settings.json)",
        add_pi_setup, "", nullptr},
   };
   return table;
+}
+
+std::vector<command> add_server_commands(CLI::App& app, const std::shared_ptr<const daemon_options>& daemon) {
+  std::vector<command> out;
+  for (const harness& h : harnesses())
+    if (h.add_server != nullptr) out.push_back(h.add_server(app, daemon));
+  return out;
 }
 
 void add_setup_flags(CLI::App& app, bool& remove, bool& dry_run) {

@@ -9,4 +9,7 @@ namespace handoff::cli {
 
 run_fn add_codex_setup(CLI::App& app);
 
+// `handoff mcp`: the MCP server Codex starts (mcp_server.cpp).
+command add_codex_server(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
+
 }  // namespace handoff::cli

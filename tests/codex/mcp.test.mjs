@@ -1,0 +1,226 @@
+// handoff's MCP server inside a real Codex CLI 0.169.0 (pinned, project-local), on the scripted
+// Responses model, with a real handoffd on a temporary socket: `handoff setup codex` writes the
+// server, a headless parent `codex exec` calls subagent_spawn / subagent_wait / ..., each child is
+// a real `codex exec` the server starts, and every footer call is run through Codex's own shell
+// tool (exec_command).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { World, cliPath, longAnswer } from './harness.mjs';
+import { callOutputs, hasPrompt, mcpCall, startModel } from './scripted-responses.mjs';
+
+const KiB = 1024;
+const bytes = (s) => Buffer.byteLength(s, 'utf8');
+// Codex 0.169.0 gives a model it does not know an MCP output of at most 11,964 bytes whole.
+const CODEX_MCP_WHOLE = 11_964;
+
+// A world whose Codex runs handoff's server as `handoff setup codex` writes it.
+async function codexWorld(respond, { extra = '' } = {}) {
+  const world = new World();
+  const model = await startModel(respond);
+  world.configure(model.baseUrl, { extra });
+  execFileSync(cliPath, ['setup', 'codex'], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
+  return { world, model };
+}
+
+// The parent's script: `steps` in order, each called with the outputs of the previous calls
+// (text by call_id, in call order) and returning { calls } or { text }. Children answer from
+// `answers` by the marker their task holds.
+function script(steps, answers) {
+  const seen = { parent: [], outputs: [] };
+  const respond = (request) => {
+    for (const [marker, answer] of Object.entries(answers))
+      if (hasPrompt(request, marker)) return typeof answer === 'function' ? answer(request) : { text: answer };
+    seen.parent.push(request);
+    const outputs = [...callOutputs(request).values()].map((o) => o.text);
+    if (seen.parent.length > 1) seen.outputs.push(outputs);
+    const step = steps[seen.parent.length - 1] ?? (() => ({ text: 'done' }));
+    return step(outputs);
+  };
+  return { respond, seen };
+}
+
+const spawn = (task, extra = {}) => mcpCall('handoff', 'subagent_spawn', { task, ...extra });
+const wait = (args = {}) => mcpCall('handoff', 'subagent_wait', args);
+
+// The exec_command calls a footer names, as Codex's shell tool runs them.
+function footerCommands(text) {
+  return [...text.matchAll(/exec_command `([^`]+)`/g)].map((m) => m[1]);
+}
+
+const shell = (cmd) => ({ name: 'exec_command', arguments: { cmd } });
+
+// The text Codex's exec_command output carries after its header.
+function shellOutput(text) {
+  const at = text.indexOf('Output:\n');
+  assert.ok(at >= 0, `an exec_command output: ${text.slice(0, 200)}`);
+  return text.slice(at + 'Output:\n'.length);
+}
+
+test('a 171 KB child answer reaches the parent bounded under Codex\'s MCP cut, and every footer call returns the omitted lines', async () => {
+  const answer = longAnswer(3001, 57);
+  assert.equal(bytes(answer), 171_016);
+  const { respond, seen } = script([
+    () => ({ calls: [spawn('CHILD-LONG audit the parser')] }),
+    () => ({ calls: [wait()] }),
+    ([bounded]) => ({ calls: footerCommands(bounded).map(shell) }),
+    // A footer with no room for every call names the command that lists them: run those too.
+    (outputs) => ({ calls: outputs.flatMap((o) => footerCommands(shellOutput(o))).map(shell) }),
+  ], { 'CHILD-LONG': answer });
+  const { world, model } = await codexWorld(respond);
+  try {
+    await world.startDaemon();
+    const run = await world.exec('delegate the audit', { model });
+    assert.equal(run.code, 0, run.stderr);
+    const [spawned] = seen.outputs[0];
+    assert.match(spawned, /^Wall time[\s\S]*Started subagent cx-[0-9a-f]{6} "CHILD-LONG audit the parser"/);
+    const [bounded] = seen.outputs[1];
+    assert.ok(bytes(bounded) <= CODEX_MCP_WHOLE + 100, `the wait's output is ${bytes(bounded)} bytes`);
+    assert.doesNotMatch(bounded, /tokens truncated/, 'Codex did not cut it again');
+    assert.match(bounded, /finding 0001 /);
+    assert.match(bounded, /VERDICT: ship it/);
+    assert.match(bounded, /\[Truncated: 171,016 bytes \/ 3001 lines in full/);
+    const commands = footerCommands(bounded);
+    assert.ok(commands.length >= 1, bounded.slice(-1500));
+    // Every page through Codex's own shell, uncut, and together exactly the omitted lines.
+    const listed = seen.outputs[2].map(shellOutput);
+    const planned = commands.length === 1 && /--plan/.test(commands[0]);
+    for (const out of listed) assert.doesNotMatch(out, /chars truncated|Warning: truncated output/);
+    const pages = (planned ? seen.outputs[3] : seen.outputs[2]).map(shellOutput);
+    if (planned) assert.ok(pages.length > 1 && pages.length === footerCommands(listed[0]).length, listed[0]);
+    for (const page of pages) assert.doesNotMatch(page, /chars truncated|Warning: truncated output/);
+    const omitted = bounded.match(/the omitted lines (\d+)-(\d+)|omitted lines (\d+)-(\d+)/).slice(1).filter(Boolean);
+    const lines = answer.split('\n');
+    const expected = lines.slice(Number(omitted[0]) - 1, Number(omitted[1])).join('\n');
+    assert.equal(pages.map((p) => p.replace(/\n$/, '')).join('\n'), expected);
+    // The full text is the child's exact answer, a 0600 artifact.
+    const [artifact] = world.artifacts();
+    assert.equal(fs.readFileSync(path.join(world.artifactDir, artifact), 'utf8'), answer);
+    assert.equal(fs.statSync(path.join(world.artifactDir, artifact)).mode & 0o777, 0o600);
+    // Until the model read them back, no request of the parent carried the omitted lines.
+    for (const r of seen.parent.slice(0, 3)) assert.ok(!JSON.stringify(r.input).includes('finding 1500 '), 'an omitted line was sent');
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('four children finishing together share one budget: one wait answer within the cut, each head and verdict', async () => {
+  const answers = {};
+  for (const t of ['A', 'B', 'C', 'D']) answers[`CHILD-${t}-`] = longAnswer(700, 58, `${t} `);
+  const { respond, seen } = script([
+    () => ({ calls: ['A', 'B', 'C', 'D'].map((t) => spawn(`CHILD-${t}- part ${t}`)) }),
+    () => ({ calls: [wait()] }),
+  ], answers);
+  const { world, model } = await codexWorld(respond);
+  try {
+    await world.startDaemon();
+    const run = await world.exec('delegate four parts', { model });
+    assert.equal(run.code, 0, run.stderr);
+    const [batch] = seen.outputs[1];
+    assert.ok(bytes(batch) <= CODEX_MCP_WHOLE + 100, `the wait's output is ${bytes(batch)} bytes`);
+    assert.doesNotMatch(batch, /tokens truncated/);
+    for (const t of ['A', 'B', 'C', 'D']) {
+      assert.match(batch, new RegExp(`${t} VERDICT: ship it`), `child ${t}'s verdict`);
+      assert.match(batch, new RegExp(`${t} finding 0001`), `child ${t}'s head`);
+    }
+    assert.equal(world.artifacts().length, 4);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('a short answer passes byte for byte, with no artifact; send continues the same child conversation', async () => {
+  const short = 'All 12 tests pass.\nVERDICT: fine';
+  let childRequests = 0;
+  const { respond, seen } = script([
+    () => ({ calls: [spawn('CHILD-SHORT run the tests', { title: 'tests' })] }),
+    () => ({ calls: [wait()] }),
+    ([out]) => ({ calls: [mcpCall('handoff', 'subagent_send', { id: out.match(/Subagent (cx-[0-9a-f]{6})/)[1], message: 'FOLLOW-UP now lint' })] }),
+    () => ({ calls: [wait()] }),
+  ], {
+    'CHILD-SHORT': (request) => {
+      childRequests++;
+      return { text: hasPrompt(request, 'FOLLOW-UP') ? 'lint clean' : short };
+    },
+  });
+  const { world, model } = await codexWorld(respond);
+  try {
+    await world.startDaemon();
+    const run = await world.exec('delegate the tests', { model });
+    assert.equal(run.code, 0, run.stderr);
+    const [first] = seen.outputs[1];
+    assert.ok(first.includes(`"tests" finished.\n\n${short}`) || first.includes(short), first);
+    assert.ok(first.includes(short));
+    assert.deepEqual(world.artifacts(), []);
+    const [sent] = seen.outputs[2];
+    assert.match(sent, /Sent to subagent cx-[0-9a-f]{6} "tests": turn 2 started/);
+    const [second] = seen.outputs[3];
+    assert.match(second, /cx-[0-9a-f]{6}\.2 "tests \(turn 2\)"/);
+    assert.match(second, /lint clean/);
+    // The follow-up went to the same Codex conversation: its request held the first turn.
+    const followUp = model.requests.filter((r) => hasPrompt(r, 'FOLLOW-UP'));
+    assert.ok(followUp.length >= 1 && hasPrompt(followUp[0], 'CHILD-SHORT'), 'turn 2 continued turn 1');
+    assert.equal(childRequests, 2);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('handoffd killed (kill -9) between spawn and wait: the server starts another, and the result is not lost', async () => {
+  const answer = longAnswer(400, 57);
+  let release;
+  const gate = new Promise((r) => (release = r));
+  const { respond, seen } = script([
+    () => ({ calls: [spawn('CHILD-KILL slow work')] }),
+    () => ({ calls: [wait()] }),
+  ], { 'CHILD-KILL': async () => { await gate; return { text: answer }; } });
+  const { world, model } = await codexWorld(respond);
+  try {
+    await world.startDaemon();
+    const running = world.exec('delegate', {
+      model,
+      env: { HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: process.env.HANDOFFD ?? path.resolve('build/daemon/handoffd') },
+    });
+    // Once the child is running (its model request arrived), handoffd dies.
+    while (!model.requests.some((r) => hasPrompt(r, 'CHILD-KILL'))) await new Promise((r) => setTimeout(r, 50));
+    world.daemon.kill('SIGKILL');
+    await new Promise((r) => world.daemon.once('exit', r));
+    world.daemon = undefined;
+    release();
+    const run = await running;
+    assert.equal(run.code, 0, run.stderr);
+    const [bounded] = seen.outputs[1];
+    assert.match(bounded, /VERDICT: ship it/);
+    assert.match(bounded, /finding 0001 /);
+  } finally {
+    release();
+    await model.close();
+    await world.close();
+  }
+});
+
+test('bad arguments get a clear error the model can act on; an unknown subagent id is named', async () => {
+  const { respond, seen } = script([
+    () => ({ calls: [mcpCall('handoff', 'subagent_spawn', { title: 'no task' }), mcpCall('handoff', 'subagent_check', { id: 'cx-nope' }),
+      mcpCall('handoff', 'subagent_wait', { timeoutMs: -5 })] }),
+  ], {});
+  const { world, model } = await codexWorld(respond);
+  try {
+    await world.startDaemon();
+    const run = await world.exec('try', { model });
+    assert.equal(run.code, 0, run.stderr);
+    const [spawnOut, checkOut, waitOut] = seen.outputs[0];
+    assert.match(spawnOut, /subagent_spawn: `task` is required/);
+    assert.match(checkOut, /subagent_check: no subagent cx-nope in this Codex thread/);
+    assert.match(waitOut, /subagent_wait: `timeoutMs` must be an integer from 0 to 86400000/);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
