@@ -321,3 +321,39 @@ TEST_CASE("withReady: the batch also takes the parent's other completed children
   CHECK(bad["error"]["code"] == -32602);
   CHECK(bad["error"]["message"].get<std::string>().find("withReady") != std::string::npos);
 }
+
+TEST_CASE("maxBytes keeps the batch within the harness's cut, and reader codex gives its shell's sed pages") {
+  daemon_process d;
+  raw_client c(d.socket());
+  std::vector<std::string> texts;
+  for (int i = 0; i < 4; ++i) texts.push_back(numbered_report(40000, 500, "m" + std::to_string(i)));
+  for (int i = 0; i < 4; ++i) complete(c, "p", "m" + std::to_string(i), texts[i]);
+
+  json r = c.call("subagent/wait", {{"parentId", "p"},
+                                    {"childIds", {"m0", "m1", "m2", "m3"}},
+                                    {"timeoutMs", 0},
+                                    {"reader", "codex"},
+                                    {"maxBytes", 10940}});
+  REQUIRE_MESSAGE(r.contains("result"), r.dump());
+  const json& res = r["result"];
+  const std::string text = res["text"];
+  CHECK(text.size() <= 10940);
+  CHECK(res["budget"]["batchCapBytes"].get<std::size_t>() <= 10940);
+  REQUIRE(res["sections"].size() + res["deferred"].get<std::size_t>() == 4);
+  for (const json& s : res["sections"]) {
+    CHECK(s["text"].get<std::string>().size() <= 10940);
+    check_artifact(s, texts[std::stoi(s["childId"].get<std::string>().substr(1))]);
+  }
+  // The footer's calls are Codex's shell's: sed line ranges on the artifact, or the plan command.
+  CHECK((text.find("exec_command `sed -n '") != std::string::npos ||
+         text.find("exec_command `'") != std::string::npos));
+  CHECK(text.find("read offset=") == std::string::npos);
+  // Below the least a batch can hold, and a reader handoff does not know: refused, named.
+  json small = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"m0"}}, {"maxBytes", 4095}});
+  REQUIRE(small.contains("error"));
+  CHECK(small["error"]["code"] == -32602);
+  CHECK(small["error"]["message"].get<std::string>().find("maxBytes") != std::string::npos);
+  json reader = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"m0"}}, {"reader", "gemini"}});
+  REQUIRE(reader.contains("error"));
+  CHECK(reader["error"]["message"].get<std::string>().find("reader") != std::string::npos);
+}
