@@ -490,8 +490,11 @@ command add_codex_server(CLI::App& app, std::shared_ptr<const daemon_options> da
                         "handoff" / "codex";
     options.max_running = env_number("HANDOFF_CODEX_MAX_RUNNING", 4, 1, 32);
     options.turn_timeout = std::chrono::seconds(env_number("HANDOFF_CODEX_TURN_TIMEOUT_S", 3600, 10, 7 * 86400));
-    server s(std::move(options), codex_home());
-    return s.run();
+    auto s = std::make_unique<server>(std::move(options), codex_home());
+    const int status = s->run();
+    // A tool call still running after its grace holds the server: leave without destroying it.
+    if (status != 0) std::_Exit(status);
+    return status;
   }};
 }
 
