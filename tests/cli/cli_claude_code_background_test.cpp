@@ -672,7 +672,36 @@ TEST_CASE("claude-code background: the spool is a 0700 directory of 0600 files")
   const std::string report = long_report("modes", "VERDICT: modes");
   capture(s, subagent_stop(s.session, "agent-l1", report));
   const json notice = prompt_submit(s.session, task_notification("agent-l1", report));
-  block_reason(hook(s, notice));
+
+  // The prompt's deliverer, started as hook() starts it, takes the decision and its own start
+  // away (and hands the copy over) as soon as it sees the gate's decision: all five files are
+  // there together only while it is held. It is stopped once its start is written (it then only
+  // looks for a decision the gate has not yet written), and let go after the modes are looked at.
+  const std::string key = prompt_key_of(s.session, notice["prompt"].get<std::string>());
+  const auto deliverer =
+      std::make_shared<cli_process>(std::vector<std::string>{"hook", "claude-code", "--deliver"}, notice.dump(), s.env());
+  std::future<cli_result> delivered =
+      std::async(std::launch::async, [deliverer] { return deliverer->finish(std::chrono::seconds(30)); });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (spool_names(s, "started-" + key).empty() && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(spool_names(s, "started-" + key).size() == 1);
+  deliverer->signal(SIGSTOP);
+  struct let_go {
+    const cli_process& p;
+    bool held = true;
+    void operator()() {
+      if (held) p.signal(SIGCONT);
+      held = false;
+    }
+    ~let_go() {
+      try {
+        (*this)();
+      } catch (const std::exception&) {
+      }
+    }
+  } release{*deliverer};
+  block_reason(gate_alone(s, notice));
 
   auto check_modes = [&] {
     for (const std::filesystem::path& dir : {s.state.path() / "handoff", s.spool().parent_path(), s.spool()}) {
@@ -698,7 +727,8 @@ TEST_CASE("claude-code background: the spool is a 0700 directory of 0600 files")
   CHECK(spool_names(s, "started-").size() == 1);
   CHECK(check_modes() == 5);
 
-  handed_over(deliver(s, notice));
+  release();
+  handed_over(delivered.get());
   CHECK(spool_names(s, "delivered-").size() == 1);
   CHECK(spool_names(s, "decision-").empty());
   CHECK(spool_names(s, "started-").empty());
