@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -295,7 +296,11 @@ struct wire::shape<check_result> {
 // The harnesses whose tools a footer's calls can be for (subagent/wait's `reader`), in the
 // order of engine/text/reader_profile.hpp's reader_profiles (daemon/service/wait.cpp checks it).
 inline constexpr std::string_view reader_names[] = {"pi", "claude-code", "codex"};
-inline constexpr auto reader_name = wire::one_of_strings(reader_names[0], reader_names[1], reader_names[2]);
+inline constexpr auto reader_name = [] {
+  wire::one_of<std::size(reader_names)> codec{};
+  for (std::size_t i = 0; i < std::size(reader_names); ++i) codec.allowed[i] = reader_names[i];
+  return codec;
+}();
 // The least maxBytes a wait takes: room for a section's header, a minimal cut and its footer.
 inline constexpr std::int64_t min_wait_max_bytes = 4096;
 
