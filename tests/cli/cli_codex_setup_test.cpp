@@ -50,6 +50,7 @@ struct codex_home {
         "args = [\"mcp\"]",
         "env = { CODEX_HOME = \"" + home.string() + "\" }",
         "env_vars = [\"XDG_RUNTIME_DIR\", \"XDG_STATE_HOME\", \"XDG_CACHE_HOME\", \"HANDOFF_SOCKET\", \"HANDOFF_AUTOSTART\", "
+        "\"HANDOFF_CODEX\", \"HANDOFF_CODEX_MAX_RUNNING\", \"HANDOFF_CODEX_TURN_TIMEOUT_S\", \"HANDOFF_CODEX_OUTPUT_BYTES\", "
         "\"OPENAI_API_KEY\"" + env_keys + "]",
         "startup_timeout_sec = 20",
         "tool_timeout_sec = 86400"};

@@ -224,3 +224,81 @@ test('bad arguments get a clear error the model can act on; an unknown subagent 
     await world.close();
   }
 });
+
+test('a child whose model fails, and one that hangs past the turn timeout: each an error result naming why, no hung call', async () => {
+  const { respond, seen } = script([
+    () => ({ calls: [spawn('CHILD-FAIL go'), spawn('CHILD-HANG go')] }),
+    () => ({ calls: [wait()] }),
+  ], {
+    'CHILD-FAIL': () => ({ error: { status: 400, message: 'scripted refusal' } }),
+    'CHILD-HANG': () => new Promise(() => {}),  // never answers
+  });
+  const { world, model } = await codexWorld(respond);
+  try {
+    await world.startDaemon();
+    const run = await world.exec('delegate', { model, env: { HANDOFF_CODEX_TURN_TIMEOUT_S: '3' } });
+    assert.equal(run.code, 0, run.stderr);
+    const [batch] = seen.outputs[1];
+    assert.match(batch, /Subagent cx-[0-9a-f]{6} "CHILD-FAIL go" failed\.\nError: codex exec exited with status 1/);
+    assert.match(batch, /Subagent cx-[0-9a-f]{6} "CHILD-HANG go" failed\.\nError: the turn ran past 3 s \(HANDOFF_CODEX_TURN_TIMEOUT_S\) and was stopped/);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('Codex killed mid-wait: the finished child\'s result stays queued, and the resumed thread\'s next wait gets it', async () => {
+  const fast = longAnswer(800, 57, 'F ');
+  let phase = 'first';
+  let resumedRequests = 0;
+  const parentRequests = [];
+  const respond = (request) => {
+    if (hasPrompt(request, 'CHILD-FAST')) return { text: fast };
+    if (hasPrompt(request, 'CHILD-SLOW')) return new Promise(() => {});  // runs until killed
+    parentRequests.push(request);
+    if (phase === 'first') {
+      const outputs = [...callOutputs(request).values()];
+      if (outputs.length === 0) return { calls: [spawn('CHILD-FAST quick'), spawn('CHILD-SLOW slow')] };
+      return { calls: [wait()] };  // waits for both: never answered before the kill
+    }
+    // Resumed: the killed wait's call comes back "aborted"; the model waits again.
+    resumedRequests++;
+    return resumedRequests === 1 ? { calls: [wait()] } : { text: 'resumed' };
+  };
+  const world = new World();
+  const model = await startModel(respond);
+  world.configure(model.baseUrl);
+  execFileSync(cliPath, ['setup', 'codex'], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
+  try {
+    await world.startDaemon();
+    const { spawn: spawnProcess } = await import('node:child_process');
+    const { codexPath } = await import('./harness.mjs');
+    const parent = spawnProcess(codexPath, ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', 'delegate'],
+      { cwd: world.work, env: world.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    parent.stdout.on('data', (d) => (out += d));
+    // Once the fast child's result is in handoffd and the wait is asleep there, Codex dies.
+    const asleep = () => {
+      try {
+        const status = JSON.parse(execFileSync(cliPath, ['status', '--json'], { env: world.env(), encoding: 'utf8' }));
+        return status.waits === 1 && status.children.completed === 1 && status.children.running === 1;
+      } catch { return false; }
+    };
+    for (let i = 0; i < 600 && !asleep(); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(asleep(), 'the wait sleeps in handoffd with the fast child completed and the slow one running');
+    parent.kill('SIGKILL');
+    await new Promise((r) => parent.once('close', r));
+    const thread = out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.type === 'thread.started').thread_id;
+    // The same thread, resumed: a fresh handoff mcp, whose wait without ids finds the result.
+    phase = 'resumed';
+    const before = parentRequests.length;
+    const resumed = await world.exec('are they done?', { model, resume: thread });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const got = parentRequests.slice(before).flatMap((r) => [...callOutputs(r).values()].map((o) => o.text)).join('\n');
+    assert.match(got, /"CHILD-FAST quick" finished/);
+    assert.match(got, /F VERDICT: ship it/);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});

@@ -11,7 +11,8 @@ import { test } from 'node:test';
 import { World, codexPath, cliPath } from './harness.mjs';
 
 const handoffPath = fs.realpathSync(cliPath);  // setup writes its own /proc/self/exe
-const passedEnv = ['XDG_RUNTIME_DIR', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'HANDOFF_SOCKET', 'HANDOFF_AUTOSTART', 'OPENAI_API_KEY'];
+const passedEnv = ['XDG_RUNTIME_DIR', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'HANDOFF_SOCKET', 'HANDOFF_AUTOSTART',
+  'HANDOFF_CODEX', 'HANDOFF_CODEX_MAX_RUNNING', 'HANDOFF_CODEX_TURN_TIMEOUT_S', 'HANDOFF_CODEX_OUTPUT_BYTES', 'OPENAI_API_KEY'];
 
 function setup(world, ...args) {
   return execFileSync(cliPath, ['setup', 'codex', ...args], { env: world.env(), encoding: 'utf8', timeout: 30_000 });

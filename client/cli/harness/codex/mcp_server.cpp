@@ -489,7 +489,7 @@ command add_codex_server(CLI::App& app, std::shared_ptr<const daemon_options> da
                                                           : fs::path(home != nullptr ? home : "/") / ".local/state") /
                         "handoff" / "codex";
     options.max_running = env_number("HANDOFF_CODEX_MAX_RUNNING", 4, 1, 32);
-    options.turn_timeout = std::chrono::seconds(env_number("HANDOFF_CODEX_TURN_TIMEOUT_S", 3600, 10, 7 * 86400));
+    options.turn_timeout = std::chrono::seconds(env_number("HANDOFF_CODEX_TURN_TIMEOUT_S", 3600, 1, 7 * 86400));
     auto s = std::make_unique<server>(std::move(options), codex_home());
     const int status = s->run();
     // A tool call still running after its grace holds the server: leave without destroying it.

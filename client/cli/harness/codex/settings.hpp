@@ -42,8 +42,11 @@ inline const toml_key codex_server_key = {"mcp_servers", "handoff"};
 
 // The variables every handoff server is passed from Codex's environment (env_vars), before the
 // model providers' env_keys.
-inline constexpr std::string_view codex_passed_env[] = {"XDG_RUNTIME_DIR",  "XDG_STATE_HOME",    "XDG_CACHE_HOME",
-                                                        "HANDOFF_SOCKET",   "HANDOFF_AUTOSTART", "OPENAI_API_KEY"};
+inline constexpr std::string_view codex_passed_env[] = {
+    "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CACHE_HOME", "HANDOFF_SOCKET", "HANDOFF_AUTOSTART",
+    // the server's own settings (docs/codex.md)
+    "HANDOFF_CODEX", "HANDOFF_CODEX_MAX_RUNNING", "HANDOFF_CODEX_TURN_TIMEOUT_S", "HANDOFF_CODEX_OUTPUT_BYTES",
+    "OPENAI_API_KEY"};
 // Seconds Codex waits for the server to start, and for one tool call to return.
 inline constexpr int codex_startup_timeout_sec = 20;
 inline constexpr int codex_tool_timeout_sec = 86400;
