@@ -96,7 +96,9 @@ std::vector<read_step> omitted_reads(std::string_view text, const body_cut& cut,
   }
   const std::size_t first_line = cut.head_lines + 1;
   const std::size_t lines = last_omitted - first_line + 1;
-  if (page_cost(profile, end_byte - first_byte, lines) <= profile.page_bytes && lines <= profile.page_lines) {
+  // A reader that cuts long lines (line_bytes) needs every line looked at: no shortcut.
+  if (profile.line_bytes == 0 && page_cost(profile, end_byte - first_byte, lines) <= profile.page_bytes &&
+      lines <= profile.page_lines) {
     if (room.listed_reads == 0) return {};
     return {read_step{first_line, last_omitted, false, first_byte, end_byte}};
   }

@@ -179,6 +179,14 @@ void append_read_call(std::string& out, const read_step& step, std::string_view 
     out.push_back('`');
     return;
   }
+  if (profile.line_range_args) {
+    out += profile.read_tool;
+    out += " start_line="sv;
+    append_number(out, step.first_line);
+    out += " end_line="sv;
+    append_number(out, step.last_line);
+    return;
+  }
   out += profile.read_tool;
   out += " offset="sv;
   append_number(out, step.first_line);
@@ -260,13 +268,16 @@ std::size_t read_steps_bound(text_shape total, const reader_profile& profile) no
       profile.line_prefix_bytes == 0
           ? profile.page_lines
           : std::min(profile.page_lines, (profile.page_bytes + 1) / (2 + profile.line_prefix_bytes));
-  return 3 * (total.bytes / min_range) + 2 * (total.lines / (page_lines + 1)) + 1;
+  // A reader that cuts lines shorter than a page (line_bytes): each line over its cap adds a
+  // range and splits a run, and there are at most B / (cap + 1) of them.
+  const std::size_t cut_lines = profile.line_bytes == 0 ? 0 : total.bytes / (line_cap(profile) + 1);
+  return 3 * (total.bytes / min_range) + 2 * (total.lines / (page_lines + 1)) + 2 * cut_lines + 1;
 }
 
 footer_plan footer_room_for(text_shape total, const projection_limits& limits, const artifact_ref& artifact) {
   if (!artifact.saved) return {footer_room{}, notice_bound(total, artifact, footer_room{})};
   // Lines over 50 KiB for certain (the average line is): reserve room for byte ranges.
-  const bool long_lines = total.bytes / total.lines > artifact.profile->page_bytes;
+  const bool long_lines = total.bytes / total.lines > line_cap(*artifact.profile);
   footer_plan plan{{std::min(read_steps_bound(total, *artifact.profile), max_listed_reads), long_lines, true}, {}};
   plan.notices = notice_bound(total, artifact, plan.room);
   // Each bound renders the notices: the plan command's alone is rendered only when the eighth

@@ -3,7 +3,7 @@
 // (projection_notice.hpp) and read_plan (text_page.hpp) are sized by it, so every call a footer
 // names returns exactly its lines in that harness (docs/design.md §4).
 //
-// Three profiles, chosen by the parent's client (`reader` in subagent/wait, `handoff read
+// Five profiles, chosen by the parent's client (`reader` in subagent/wait, `handoff read
 // --reader`); reader_profiles lists them, and the wire's accepted names (protocol/messages.hpp's
 // reader_names) are checked against it at compile time (daemon/service/wait.cpp):
 //   pi           Pi 1.6.0's `read` and `bash`: a page is at most 2000 lines and 51,200 bytes of
@@ -18,8 +18,17 @@
 //                only its shell, `exec_command`, whose output it cuts past 10,000 bytes (40,000
 //                for its catalog models): a line range is `sed -n 'FIRST,LASTp' FILE` run by
 //                it, at most 8,000 bytes a page, so the shell's own header fits beside it.
+//   gemini       Gemini CLI 0.61.0's `read_file {file_path, start_line, end_line}` (1-based,
+//                inclusive): no byte cap on a page, but every line over 2,000 characters is
+//                cut, so a line of more than 2,000 bytes is read in byte ranges through its
+//                shell tool, `run_shell_command`, whose output it cuts past 40,000 characters:
+//                pages of at most 32,000 bytes.
+//   opencode     opencode 1.18.33's `read {filePath, offset, limit}` (1-based): pages of at most
+//                2000 lines and 51,200 bytes, prefixes not counted; lines over 2,000 characters
+//                cut, so they are read in byte ranges through its `bash`.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -48,6 +57,13 @@ struct reader_profile {
   bool lines_by_shell = false;
   // How a line of the full text is reached, as an outline's header says it ("read offset=LINE").
   std::string_view line_jump = {};
+  // Most bytes of one line the read tool shows whole (0: a page's bytes, less the line's prefix);
+  // a longer line is read in byte ranges through the shell tool. Gemini CLI cuts lines over
+  // 2,000 characters, and a line of 2,000 bytes never has more characters (UTF-16 units).
+  std::size_t line_bytes = 0;
+  // A line range is `read_tool start_line=FIRST end_line=LAST` instead of `offset=F limit=N`
+  // (Gemini CLI's read_file).
+  bool line_range_args = false;
   // Who shows a `handoff read --plan` output's calls whole, as its header says it.
   std::string_view shown_by = {};
   // Most bytes of calls or headings one `handoff read --plan` / `--outline` output holds: well
@@ -71,8 +87,32 @@ inline constexpr reader_profile codex_reader{
     .line_jump = "exec_command `sed -n 'LINE,+99p'` on it",
     .shown_by = "Codex (exec_command: its shell tool)", .plan_bytes = 6 * 1024};
 
+// Gemini CLI: the bounded text reaches its model as read_file's result of a file the hook wrote
+// (`handoff hook gemini`'s tailToolCallRequest), which adds nothing to it or its lines.
+inline constexpr reader_profile gemini_reader{
+    .name = "gemini", .read_tool = "read_file", .bash_tool = "run_shell_command", .page_lines = 2000,
+    .page_bytes = 32000, .line_prefix_bytes = 0, .frame_bytes = 0, .line_indent_bytes = 0,
+    .line_jump = "read_file start_line=LINE", .line_bytes = 2000, .line_range_args = true,
+    .shown_by = "Gemini CLI (read_file: its read_file tool with file_path set to that path; run_shell_command: its "
+                "shell tool)",
+    .plan_bytes = 16 * 1024};
+
+// opencode 1.18.33: the bounded text reaches its model as the task tool's output, which handoff's
+// plugin (`handoff hook opencode`) rewrites inside opencode's own `<task id=... state=...>
+// <task_result>` frame (under 128 bytes, counted). Its `read {filePath, offset (1-based), limit}`
+// returns at most 2000 lines and 51,200 bytes of the lines joined with "\n" (its "N: " prefixes
+// not counted, and read is exempt from opencode's generic output cut), and cuts every line over
+// 2,000 characters, so a longer line is read in byte ranges through `bash`.
+inline constexpr reader_profile opencode_reader{
+    .name = "opencode", .read_tool = "read", .bash_tool = "bash", .page_lines = 2000, .page_bytes = 51200,
+    .line_prefix_bytes = 0, .frame_bytes = 128, .line_indent_bytes = 0, .line_jump = "read offset=LINE",
+    .line_bytes = 2000,
+    .shown_by = "opencode (read: its read tool with filePath set to that path; bash: its bash tool)",
+    .plan_bytes = 16 * 1024};
+
 // Every profile, in the order of the wire's reader_names.
-inline constexpr const reader_profile* reader_profiles[] = {&pi_reader, &claude_code_reader, &codex_reader};
+inline constexpr const reader_profile* reader_profiles[] = {&pi_reader, &claude_code_reader, &codex_reader,
+                                                            &gemini_reader, &opencode_reader};
 
 // The profile named `name`, or nullptr for a name handoff does not know.
 constexpr const reader_profile* find_reader_profile(std::string_view name) noexcept {
@@ -105,6 +145,12 @@ inline std::string reader_list() {
 constexpr std::size_t page_cost(const reader_profile& profile, std::size_t text_bytes,
                                 std::size_t lines) noexcept {
   return text_bytes + lines * profile.line_prefix_bytes;
+}
+
+// The most bytes of one line the read tool shows whole.
+constexpr std::size_t line_cap(const reader_profile& profile) noexcept {
+  const std::size_t page = profile.page_bytes - profile.line_prefix_bytes;
+  return profile.line_bytes == 0 ? page : std::min(profile.line_bytes, page);
 }
 
 }  // namespace handoff

@@ -104,7 +104,7 @@ std::optional<read_step> read_plan::next() noexcept {
   const std::size_t prefix = profile_->line_prefix_bytes;
   if (!in_long_line_) {
     if (line_ > last_line_) return std::nullopt;
-    const std::size_t end = end_within(pos_, page_bytes - prefix);
+    const std::size_t end = end_within(pos_, line_cap(*profile_));
     if (end == std::string_view::npos) {
       in_long_line_ = true;  // the read tool refuses this line: read it in byte ranges below
     } else {
@@ -114,7 +114,8 @@ std::optional<read_step> read_plan::next() noexcept {
       std::size_t cost = page_cost(*profile_, end - pos_, 1);
       for (std::size_t lines = 1; step.last_line < last_line_ && lines < profile_->page_lines; ++lines) {
         if (cost + 1 + prefix > page_bytes) break;
-        const std::size_t stop = end_within(step.end_byte + 1, page_bytes - cost - 1 - prefix);
+        const std::size_t stop =
+            end_within(step.end_byte + 1, std::min(page_bytes - cost - 1 - prefix, line_cap(*profile_)));
         if (stop == std::string_view::npos) break;
         cost += 1 + prefix + (stop - (step.end_byte + 1));
         ++step.last_line;

@@ -328,3 +328,89 @@ TEST_CASE("random texts: read_plan's calls are exact in Pi's read and bash") {
     check_plan(text, first, last);
   }
 }
+
+// ---- read_plan for Gemini CLI 0.61.0's read_file --------------------------------------------
+
+namespace {
+
+// Gemini CLI 0.61.0's read_file on a text file with start_line and end_line (processSingleFileContent,
+// its text case): the lines split on /\r?\n/, each over 2,000 UTF-16 units cut to 2,000 and
+// "... [truncated]"; joined with "\n". `cut` when any line was cut.
+struct gemini_read_output {
+  std::string content;
+  bool cut = false;
+};
+
+std::size_t utf16_units(std::string_view line) {
+  std::size_t units = 0;
+  for (const char c : line) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte & 0xC0) != 0x80) units += byte >= 0xF0 ? 2 : 1;  // a 4-byte sequence is a surrogate pair
+  }
+  return units;
+}
+
+gemini_read_output gemini_read_file(const std::vector<std::string_view>& lines, std::size_t start, std::size_t end) {
+  gemini_read_output out;
+  for (std::size_t i = start; i <= std::min(end, lines.size()); ++i) {
+    if (i > start) out.content.push_back('\n');
+    if (utf16_units(lines[i - 1]) > 2000) {
+      out.cut = true;
+      out.content += "<cut>";
+      continue;
+    }
+    out.content += lines[i - 1];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("read_plan, Gemini CLI's read_file: lines of at most 2,000 bytes in pages of 32,000, longer ones in shell ranges") {
+  const handoff::reader_profile& gemini = handoff::gemini_reader;
+  std::mt19937_64 engine(20261205);
+  const auto below = [&](std::size_t n) { return static_cast<std::size_t>(engine() % n); };
+  for (int i = 0; i < 200; ++i) {
+    CAPTURE(i);
+    const std::string text = random_lines(engine, {2500, 90, i % 2 == 0 ? 2100u : 80u, i % 3 == 0 ? 70000u : 3000u, true});
+    const std::vector<std::string_view> lines = split(text);
+    const std::size_t first = 1 + below(lines.size());
+    const std::size_t last = first + below(lines.size() - first + 1);
+    handoff::read_plan plan(text, first, last, gemini);
+    std::size_t line = first;
+    std::size_t byte_in_line = 0;
+    while (const auto step = plan.next()) {
+      REQUIRE(step->first_line == line);
+      if (step->bytes) {
+        CHECK(lines[line - 1].size() > gemini.line_bytes);
+        const std::string_view shown = text.substr(step->first_byte, step->end_byte - step->first_byte);
+        CHECK(shown.size() <= gemini.page_bytes);  // run_shell_command cuts past 40,000 characters
+        CHECK(lines[line - 1].substr(byte_in_line, shown.size()) == shown);
+        byte_in_line += shown.size();
+        if (byte_in_line == lines[line - 1].size()) {
+          ++line;
+          byte_in_line = 0;
+        }
+        continue;
+      }
+      REQUIRE(byte_in_line == 0);
+      const gemini_read_output out = gemini_read_file(lines, step->first_line, step->last_line);
+      CHECK_FALSE(out.cut);
+      CHECK(out.content == join(lines, step->first_line - 1, step->last_line));
+      CHECK(out.content.size() <= gemini.page_bytes);
+      CHECK(step->last_line - step->first_line + 1 <= gemini.page_lines);
+      line = step->last_line + 1;
+    }
+    CHECK(line == last + 1);
+  }
+  // A line of exactly 2,000 bytes is read whole; one of 2,001 is a range.
+  const std::string text = "a\n" + std::string(2000, 'x') + "\n" + std::string(2001, 'y') + "\nz";
+  handoff::read_plan plan(text, 1, 4, gemini);
+  std::vector<handoff::read_step> steps;
+  while (const auto step = plan.next()) steps.push_back(*step);
+  REQUIRE(steps.size() == 3);
+  CHECK_FALSE(steps[0].bytes);
+  CHECK(steps[0].last_line == 2);
+  CHECK(steps[1].bytes);
+  CHECK(steps[2].first_line == 4);
+}
