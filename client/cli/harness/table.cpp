@@ -5,6 +5,7 @@
 
 #include "cli/harness/claude_code/entry.hpp"
 #include "cli/harness/codex/entry.hpp"
+#include "cli/harness/gemini/entry.hpp"
 #include "cli/harness/pi/entry.hpp"
 
 namespace handoff::cli {
@@ -20,6 +21,11 @@ const std::vector<harness>& harnesses() {
        add_claude_code_hook},
       {"codex", "Codex CLI: handoff's MCP server (`handoff mcp`) in ${CODEX_HOME:-~/.codex}/config.toml", add_codex_setup,
        "", nullptr, add_codex_server},
+      {"gemini",
+       "Gemini CLI: BeforeTool and AfterTool hooks that bound invoke_agent results (~/.gemini/settings.json)",
+       add_gemini_setup,
+       "Gemini CLI's BeforeTool and AfterTool hooks on invoke_agent: one hook input on stdin, its answer on stdout",
+       add_gemini_hook},
       {"pi",
        "Pi: the @handoff/pi package in Pi's packages, and the pi-subagents bridge when pi-subagents is installed "
        "(${PI_CODING_AGENT_DIR:-~/.pi/agent}/settings.json)",
