@@ -383,7 +383,7 @@ TEST_CASE("read_plan, Gemini CLI's read_file: lines of at most 2,000 bytes in pa
       REQUIRE(step->first_line == line);
       if (step->bytes) {
         CHECK(lines[line - 1].size() > gemini.line_bytes);
-        const std::string_view shown = text.substr(step->first_byte, step->end_byte - step->first_byte);
+        const std::string_view shown = std::string_view(text).substr(step->first_byte, step->end_byte - step->first_byte);
         CHECK(shown.size() <= gemini.page_bytes);  // run_shell_command cuts past 40,000 characters
         CHECK(lines[line - 1].substr(byte_in_line, shown.size()) == shown);
         byte_in_line += shown.size();
