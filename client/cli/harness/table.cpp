@@ -6,6 +6,7 @@
 #include "cli/harness/claude_code/entry.hpp"
 #include "cli/harness/codex/entry.hpp"
 #include "cli/harness/gemini/entry.hpp"
+#include "cli/harness/opencode/entry.hpp"
 #include "cli/harness/pi/entry.hpp"
 
 namespace handoff::cli {
@@ -26,6 +27,12 @@ const std::vector<harness>& harnesses() {
        add_gemini_setup,
        "Gemini CLI's BeforeTool and AfterTool hooks on invoke_agent: one hook input on stdin, its answer on stdout",
        add_gemini_hook},
+      {"opencode",
+       "opencode: a plugin whose tool.execute.after bounds task results (${XDG_CONFIG_HOME:-~/.config}/opencode/"
+       "opencode.json and handoff/opencode-plugin.js beside it)",
+       add_opencode_setup,
+       "opencode's task results: the plugin's JSON input on stdin, the task's new output on stdout",
+       add_opencode_hook},
       {"pi",
        "Pi: the @handoff/pi package in Pi's packages, and the pi-subagents bridge when pi-subagents is installed "
        "(${PI_CODING_AGENT_DIR:-~/.pi/agent}/settings.json)",

@@ -1,0 +1,13 @@
+// opencode's entry in the harness table (cli/harness/harness.hpp): `handoff setup opencode`
+// (settings.hpp says exactly what it writes) and `handoff hook opencode` (hook.hpp), which
+// handoff's opencode plugin (plugin.hpp) runs for every finished `task` call.
+#pragma once
+
+#include "cli/harness/harness.hpp"
+
+namespace handoff::cli {
+
+run_fn add_opencode_setup(CLI::App& app);
+run_fn add_opencode_hook(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
+
+}  // namespace handoff::cli

@@ -1,0 +1,173 @@
+// handoff's opencode plugin (`handoff setup opencode`) inside a real opencode 1.18.33, headless
+// (`opencode run --format json`) on a scripted Chat Completions model: what the parent model
+// receives for a task (a subagent) is what the scripted model records in its next request.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { World, cliPath, longAnswer } from './harness.mjs';
+import { assistantTurns, lastToolResults, promptHas, startModel } from './scripted-chat.mjs';
+
+const KiB = 1024;
+const bytes = (s) => Buffer.byteLength(s, 'utf8');
+const task = (prompt, description = prompt.slice(0, 20)) => ({ name: 'task', arguments: { description, prompt, subagent_type: 'general' } });
+
+// The parent's script: `steps` in order, each called with the tool results of the previous step
+// ([{ id, name, text }], in call order) and returning { calls } or { text }. Children answer from
+// `answers` by the marker their prompt holds. `seen` keeps every step's tool results.
+function script(steps, answers) {
+  const seen = [];
+  const respond = (request) => {
+    for (const [marker, answer] of Object.entries(answers)) if (promptHas(request, marker)) return { text: answer };
+    if (!promptHas(request, 'PARENT')) return { text: 'Title' };  // opencode's title request
+    const turn = assistantTurns(request);
+    const results = turn > 0 ? lastToolResults(request) : [];
+    if (turn > 0) seen.push(results);
+    const step = steps[turn];
+    return step ? step(results) : { text: 'done' };
+  };
+  return { respond, seen };
+}
+
+async function opencodeWorld(respond, { setup = true, daemon = true } = {}) {
+  const world = new World();
+  const model = await startModel(respond);
+  world.configure(model.baseUrl);
+  if (setup) execFileSync(cliPath, ['setup', 'opencode', '--project', world.work], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
+  if (daemon) await world.startDaemon();
+  return { world, model };
+}
+
+// The footer of a bounded text: the full text's path and its read calls.
+function footer(text) {
+  const full = /Full text: (\/\S+?\.txt)/.exec(text)?.[1];
+  const reads = [...text.matchAll(/read offset=(\d+) limit=(\d+)/g)].map((m) => ({ offset: Number(m[1]), limit: Number(m[2]) }));
+  return { full, reads };
+}
+
+// The lines a read tool output shows ("N: line"), as { first, lines }.
+function readLines(output) {
+  const body = /<content>\n([\s\S]*?)\n\n\((?:End of file|Showing lines|Output capped)/.exec(output)?.[1];
+  assert.ok(body !== undefined, `not a read output: ${output.slice(0, 300)}`);
+  const lines = body.split('\n');
+  const first = Number(/^(\d+): /.exec(lines[0])[1]);
+  return { first, lines: lines.map((l, i) => { const p = `${first + i}: `; assert.ok(l.startsWith(p), l.slice(0, 40)); return l.slice(p.length); }) };
+}
+
+const taskFrame = /^<task id="ses_[^"]+" state="completed">\n<task_result>\n([\s\S]*)\n<\/task_result>\n<\/task>$/;
+
+test('a 171,016-byte answer reaches the parent bounded, head and verdict in, and every footer read returns exactly the omitted lines', async () => {
+  const answer = longAnswer(3001, 57);
+  assert.equal(bytes(answer), 171_016);
+  const { respond, seen } = script([
+    () => ({ calls: [task('CHILD-LONG audit the parser', 'audit the parser')] }),
+    ([bounded]) => {
+      const { full, reads } = footer(bounded.text);
+      return { calls: reads.map((r) => ({ name: 'read', arguments: { filePath: full, offset: r.offset, limit: r.limit } })) };
+    },
+  ], { 'CHILD-LONG': answer });
+  const { world, model } = await opencodeWorld(respond);
+  try {
+    const run = await world.opencode('PARENT delegate the audit', { model });
+    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    const [bounded] = seen[0];
+    assert.equal(bounded.name, 'task');
+    const inner = taskFrame.exec(bounded.text)?.[1];
+    assert.ok(inner !== undefined, `opencode's frame kept: ${bounded.text.slice(0, 200)}`);
+    assert.ok(bytes(bounded.text) <= 16 * KiB, `${bytes(bounded.text)} bytes`);
+    assert.ok(inner.startsWith('finding 0001 '), 'the head');
+    assert.match(inner, /VERDICT: ship it/, 'the verdict');
+    assert.doesNotMatch(bounded.text, /Full output saved to/, "not opencode's own cut");
+    const { full, reads } = footer(bounded.text);
+    assert.ok(full && reads.length > 0, bounded.text.slice(-800));
+    assert.equal(fs.readFileSync(full, 'utf8'), answer, 'the artifact is the exact answer');
+    assert.equal(fs.statSync(full).mode & 0o777, 0o600);
+    // Every footer call, run by opencode's own read tool, gives back exactly its lines, and
+    // together exactly the omitted ones.
+    const all = answer.split('\n');
+    const outputs = seen[1];
+    assert.equal(outputs.length, reads.length);
+    const got = [];
+    outputs.forEach((o, i) => {
+      assert.equal(o.name, 'read');
+      const { first, lines } = readLines(o.text);
+      assert.equal(first, reads[i].offset);
+      assert.deepEqual(lines, all.slice(reads[i].offset - 1, reads[i].offset - 1 + reads[i].limit));
+      got.push(...lines);
+    });
+    const omitted = /omitted lines (\d+)-(\d+)/.exec(bounded.text);
+    assert.ok(omitted, bounded.text.slice(-600));
+    assert.deepEqual(got, all.slice(Number(omitted[1]) - 1, Number(omitted[2])));
+    console.log(`opencode: a ${bytes(answer)}-byte answer reached the parent as ${bytes(bounded.text)} bytes; ${reads.length} read calls`);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('four children of one step share one budget: 48 KiB in all, each with its verdict', async () => {
+  const answers = Object.fromEntries(['A', 'B', 'C', 'D'].map((t) => [`CHILD-${t}`, longAnswer(700, 57, `${t}-`)]));
+  const { respond, seen } = script([
+    () => ({ calls: Object.keys(answers).map((m) => task(`${m} review a part`)) }),
+  ], answers);
+  const { world, model } = await opencodeWorld(respond);
+  try {
+    const run = await world.opencode('PARENT review four parts', { model });
+    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    const results = seen[0];
+    assert.equal(results.length, 4);
+    const total = results.reduce((n, r) => n + bytes(r.text), 0);
+    const whole = Object.values(answers).reduce((n, a) => n + bytes(a), 0);
+    assert.ok(total <= 48 * KiB, `${total} bytes in all`);
+    for (const [i, r] of results.entries()) {
+      const tag = 'ABCD'[i];
+      assert.match(r.text, taskFrame);
+      assert.match(r.text, new RegExp(`${tag}-finding 0001`));
+      assert.match(r.text, new RegExp(`${tag}-VERDICT: ship it`));
+      assert.match(r.text, /Full text: \//);
+    }
+    console.log(`opencode: four answers of ${whole} bytes reached the parent as ${total} bytes (${results.map((r) => bytes(r.text)).join(', ')})`);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('a short answer passes byte for byte, with nothing stored', async () => {
+  const answer = 'The parser is fine.\n\nVERDICT: ship it';
+  const { respond, seen } = script([() => ({ calls: [task('CHILD-SHORT check the parser')] })], { 'CHILD-SHORT': answer });
+  const { world, model } = await opencodeWorld(respond);
+  try {
+    const run = await world.opencode('PARENT check', { model });
+    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    const [r] = seen[0];
+    assert.match(r.text, /^<task id="ses_[^"]+" state="completed">\n<task_result>\n/);
+    assert.equal(taskFrame.exec(r.text)[1], answer);
+    assert.deepEqual(world.artifacts(), []);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('with handoffd unavailable the output passes as opencode made it, with one line saying it was not bounded', async () => {
+  const answer = longAnswer(3001, 57);
+  const { respond, seen } = script([() => ({ calls: [task('CHILD-LONG audit')] })], { 'CHILD-LONG': answer });
+  const { world, model } = await opencodeWorld(respond, { daemon: false });
+  try {
+    const run = await world.opencode('PARENT audit', { model });
+    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    const [r] = seen[0];
+    assert.ok(r.text.startsWith('<task id="ses_'), r.text.slice(0, 100));
+    assert.match(r.text, /Full output saved to: /, "opencode's own cut");
+    const lines = r.text.split('\n');
+    assert.match(lines.at(-1), /^\[handoff: this result was not bounded \(handoffd: .+\)\]$/);
+    assert.equal(lines.filter((l) => l.startsWith('[handoff:')).length, 1);
+    console.log(`opencode without handoffd: ${bytes(r.text)} bytes (${lines.at(-1)})`);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
