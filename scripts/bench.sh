@@ -3,7 +3,7 @@
 # ratios measured side by side in the same run (absolute times are not comparable between runs
 # on a shared machine; the ratios are what docs/benchmarks.md quotes).
 #
-#   scripts/bench.sh [STEP...]      STEP: projection, outline, e2e, recovery, hook, autostart, soak
+#   scripts/bench.sh [STEP...]      STEP: projection, outline, e2e, recovery, hook, mcp, autostart, soak
 #                                   (default: projection e2e recovery)
 #
 #   projection  handoff's projection (bench/projection_bench.cpp, Google Benchmark) against a
@@ -29,6 +29,8 @@
 #               Code runs it, against a trivial C++ program reading stdin (a short answer: no
 #               daemon call; target 2x) and against process start + SHA-256 + one fsync'd write
 #               of the text (a 171 KB answer through a real handoffd; target 3x)
+#   mcp         `handoff mcp` (Codex's MCP server) per tool call, a request line in to its
+#               answer line out, against a bare MCP echo server in the same run (target 2x)
 #   autostart   a client with no daemon running (client/lib/handoff/daemon_start.hpp), timed from
 #               its first connect attempt to the answer to initialize + daemon/status, beside the
 #               same calls to a running daemon and to one started by hand in the foreground,
@@ -127,6 +129,15 @@ step_hook() {
   echo
   "$build/bench/handoff_bench_hook" --cli "$build/client/handoff" --floor "$build/bench/handoff_bench_hook_floor" \
     --dir "${HANDOFF_BENCH_DATA_DIR:-$build/bench-data}/hook" --rounds "${HANDOFF_HOOK_ROUNDS:-30}"
+  echo
+}
+
+step_mcp() {
+  build_targets handoff handoff_bench_mcp handoff_bench_mcp_echo
+  echo "## handoff mcp against a bare MCP server"
+  echo
+  "$build/bench/handoff_bench_mcp" --cli "$build/client/handoff" --echo "$build/bench/handoff_bench_mcp_echo" \
+    --dir "${HANDOFF_BENCH_DATA_DIR:-$build/bench-data}/mcp" --rounds "${HANDOFF_MCP_ROUNDS:-20}"
   echo
 }
 
