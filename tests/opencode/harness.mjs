@@ -65,7 +65,8 @@ export class World {
     this.daemon = undefined;
   }
 
-  // The project's opencode.json for the scripted model at `baseUrl`, merged with `extra`.
+  // The project's opencode.json for the scripted model at `baseUrl`, merged with `extra`; opencode's
+  // default permissions, as its users have them.
   configure(baseUrl, extra = {}) {
     const config = {
       $schema: 'https://opencode.ai/config.json',
@@ -81,7 +82,6 @@ export class World {
           models: { 'scripted-1': { name: 'Scripted 1', tool_call: true, limit: { context: 200000, output: 32000 } } },
         },
       },
-      permission: { '*': 'allow' },
       ...extra,
     };
     fs.writeFileSync(path.join(this.work, 'opencode.json'), JSON.stringify(config, null, 2) + '\n');

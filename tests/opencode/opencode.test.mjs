@@ -35,7 +35,7 @@ async function opencodeWorld(respond, { setup = true, daemon = true } = {}) {
   const world = new World();
   const model = await startModel(respond);
   world.configure(model.baseUrl);
-  if (setup) execFileSync(cliPath, ['setup', 'opencode', '--project', world.work], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
+  if (setup) execFileSync(cliPath, ['setup', 'opencode', '--project', world.work, '--artifact-dir', world.artifactDir], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
   if (daemon) await world.startDaemon();
   return { world, model };
 }

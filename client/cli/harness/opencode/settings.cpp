@@ -10,7 +10,24 @@ bool is_handoff_plugin_entry(const ordered_json& entry) {
   return entry.is_string() && entry.get_ref<const std::string&>().ends_with("/" + std::string(opencode_plugin_file));
 }
 
-ordered_json with_handoff_plugin(ordered_json config, const std::string& plugin_path) {
+std::string store_rule(const std::string& artifact_dir) { return artifact_dir + "/*"; }
+
+namespace {
+
+// Whether the store's rule has its place: "permission" and its "external_directory" absent or
+// objects.
+bool rule_has_room(const ordered_json& config) {
+  const auto permission = config.find("permission");
+  if (permission == config.end()) return true;
+  if (!permission->is_object()) return false;
+  const auto external = permission->find("external_directory");
+  return external == permission->end() || external->is_object();
+}
+
+}  // namespace
+
+ordered_json with_handoff_plugin(ordered_json config, const std::string& plugin_path, const std::string& artifact_dir) {
+  if (rule_has_room(config)) config["permission"]["external_directory"][store_rule(artifact_dir)] = "allow";
   ordered_json& plugins = config["plugin"];
   if (plugins.is_null()) plugins = ordered_json::array();
   const auto mine = std::find_if(plugins.begin(), plugins.end(), is_handoff_plugin_entry);
@@ -32,7 +49,15 @@ ordered_json with_handoff_plugin(ordered_json config, const std::string& plugin_
   return config;
 }
 
-ordered_json without_handoff_plugin(ordered_json config) {
+ordered_json without_handoff_plugin(ordered_json config, const std::string& artifact_dir) {
+  if (config.contains("permission") && config["permission"].is_object()) {
+    ordered_json& permission = config["permission"];
+    if (permission.contains("external_directory") && permission["external_directory"].is_object() &&
+        permission["external_directory"].erase(store_rule(artifact_dir)) > 0) {
+      if (permission["external_directory"].empty()) permission.erase("external_directory");
+      if (permission.empty()) config.erase("permission");
+    }
+  }
   if (!config.contains("plugin") || !config["plugin"].is_array()) return config;
   ordered_json kept = ordered_json::array();
   for (const ordered_json& entry : config["plugin"])

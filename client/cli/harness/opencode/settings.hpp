@@ -1,12 +1,19 @@
 // handoff's entry in an opencode config file (`~/.config/opencode/opencode.json`, or a
 // project's `opencode.json`), merged into what is there and taken out again exactly.
 //
-// handoff's entry, and nothing else, is one string in the top-level "plugin" list: the absolute
-// path of handoff's plugin file (plugin.hpp), which setup writes beside the config, in
-// `handoff/opencode-plugin.js` (never in opencode's own plugin/ folder, which opencode loads by
-// itself). A "plugin" entry is handoff's when it is a string ending in "/handoff/opencode-plugin.js",
-// whatever the folder, so installing again replaces it where it stood. Everything else is kept as
-// it is, in its order; a "plugin" list handoff leaves empty is taken out. opencode reads its
+// handoff's entries, and nothing else, are:
+//   plugin                               one string: the absolute path of handoff's plugin file
+//                                        (plugin.hpp), which setup writes in `handoff/opencode-plugin.js`
+//                                        beside the config (`.opencode/handoff/` in a project), never
+//                                        in opencode's own plugin/ folder, which it loads by itself
+//   permission.external_directory        "<artifact-dir>/*": "allow": opencode's read may read the
+//                                        artifact store (outside the project) without asking; only
+//                                        when "permission" and its "external_directory" are absent
+//                                        or objects (a single action the user chose stands)
+// A "plugin" entry is handoff's when it is a string ending in "/handoff/opencode-plugin.js",
+// whatever the folder, so installing again replaces it where it stood; a permission rule is
+// handoff's when its key is the store's. Everything else is kept as it is, in its order; a
+// container handoff leaves empty is taken out. opencode reads its
 // config as JSONC, but a file with comments or trailing commas is refused (its comments would be
 // lost); so is one whose "plugin" is not a list.
 #pragma once
@@ -23,10 +30,15 @@ inline constexpr std::string_view opencode_plugin_file = "handoff/opencode-plugi
 // Whether a "plugin" entry is handoff's.
 bool is_handoff_plugin_entry(const nlohmann::ordered_json& entry);
 
-// `config` with handoff's entry `plugin_path` in its "plugin" list (replacing any earlier one).
-nlohmann::ordered_json with_handoff_plugin(nlohmann::ordered_json config, const std::string& plugin_path);
+// The external_directory rule's key for the store `artifact_dir` (absolute, no trailing '/').
+std::string store_rule(const std::string& artifact_dir);
 
-// `config` without any entry of handoff's (and without a "plugin" list that leaves empty).
-nlohmann::ordered_json without_handoff_plugin(nlohmann::ordered_json config);
+// `config` with handoff's entries: `plugin_path` in its "plugin" list (replacing any earlier
+// one), and the store's read rule.
+nlohmann::ordered_json with_handoff_plugin(nlohmann::ordered_json config, const std::string& plugin_path,
+                                           const std::string& artifact_dir);
+
+// `config` without any entry of handoff's (and without a container that leaves empty).
+nlohmann::ordered_json without_handoff_plugin(nlohmann::ordered_json config, const std::string& artifact_dir);
 
 }  // namespace handoff::cli

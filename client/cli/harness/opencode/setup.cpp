@@ -26,7 +26,8 @@ namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
 struct opencode_options {
-  std::string project;  // --project DIR: DIR/opencode.json instead of the user's config
+  std::string project;       // --project DIR: DIR/opencode.json instead of the user's config
+  std::string artifact_dir;  // --artifact-dir: the store opencode's read may read [handoffd's default]
   bool remove = false;
   bool dry_run = false;
 };
@@ -43,7 +44,8 @@ void check_opencode_shape(const ordered_json& config, const fs::path& path) {
 
 // Before anything is written: a config opencode reads as JSONC but handoff cannot rewrite without
 // losing what it holds (comments, trailing commas) is refused, and so is a "plugin" that is not a
-// list. A symlink, another kind of file or invalid JSON is left to edit_settings, which says why.
+// list, and so is invalid JSON. A symlink or another kind of file is left to edit_settings, which
+// says why.
 void precheck_config(const fs::path& path) {
   std::error_code ec;
   if (fs::is_symlink(path, ec) || !fs::is_regular_file(path, ec)) return;
@@ -56,7 +58,7 @@ void precheck_config(const fs::path& path) {
       throw std::runtime_error(path.string() +
                                " has comments (JSONC, which opencode accepts); handoff does not rewrite it, so as not "
                                "to lose them: nothing was changed");
-    return;
+    throw std::runtime_error(path.string() + " is not valid JSON; fix it first (nothing was changed)");
   }
   if (config.is_object()) check_opencode_shape(config, path);
 }
@@ -116,17 +118,21 @@ int run_opencode_setup(const opencode_options& options) {
     paths.config = dir / "opencode.json";
     paths.plugin = dir / opencode_plugin_file;
   }
+  const fs::path store = options.artifact_dir.empty() ? rpc::default_artifact_dir() : fs::path(options.artifact_dir);
+  if (store.empty()) return setup_failed("opencode", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
+  std::string artifact_dir = fs::absolute(store).lexically_normal().string();
+  while (artifact_dir.size() > 1 && artifact_dir.back() == '/') artifact_dir.pop_back();
   try {
     precheck_config(paths.config);
     const auto check = [&](const ordered_json& c) { check_opencode_shape(c, paths.config); };
     if (options.remove) {
       edit_settings({"opencode", paths.config, true, options.dry_run}, check,
-                    [](ordered_json c) { return without_handoff_plugin(std::move(c)); });
+                    [&](ordered_json c) { return without_handoff_plugin(std::move(c), artifact_dir); });
       remove_plugin(paths, options);
     } else {
       write_plugin(paths, options);
       edit_settings({"opencode", paths.config, false, options.dry_run}, check,
-                    [&](ordered_json c) { return with_handoff_plugin(std::move(c), paths.plugin.string()); });
+                    [&](ordered_json c) { return with_handoff_plugin(std::move(c), paths.plugin.string(), artifact_dir); });
     }
     return exit_ok;
   } catch (const std::exception& e) {
@@ -141,6 +147,9 @@ run_fn add_opencode_setup(CLI::App& app) {
   app.add_option("--project", options->project,
                  "Edit DIR/opencode.json (plugin in DIR/.opencode/handoff/) instead of the user's "
                  "${XDG_CONFIG_HOME:-~/.config}/opencode/opencode.json");
+  app.add_option("--artifact-dir", options->artifact_dir,
+                 "The artifact store opencode's read may read without asking [handoffd's default, "
+                 "~/.pi/agent/cache/openpi/subagent-results]");
   add_setup_flags(app, options->remove, options->dry_run);
   return [options] { return run_opencode_setup(*options); };
 }

@@ -1,0 +1,288 @@
+// `handoff hook opencode` (client/cli/harness/opencode/hook.hpp) against a real handoffd, fed the
+// inputs handoff's plugin gives it, and `handoff setup opencode` on real config files. That
+// opencode itself loads the plugin and gives its model what the hook prints:
+// tests/opencode/opencode.test.mjs.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_process.hpp"
+#include "support/daemon_process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using handoff::test::cli_process;
+using handoff::test::cli_result;
+using handoff::test::daemon_process;
+using handoff::test::temp_dir;
+using nlohmann::json;
+
+namespace {
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// longAnswer(lines, width, tag) of the real-binary tests: the last line the verdict.
+std::string long_answer(int lines, int width, const std::string& tag = "") {
+  std::string out;
+  for (int i = 1; i < lines; ++i) {
+    char n[8];
+    std::snprintf(n, sizeof n, "%04d", i);
+    out += tag + "finding " + n + " " + std::string(static_cast<std::size_t>(width - 14 - static_cast<int>(tag.size())), 'x') + "\n";
+  }
+  return out + tag + "VERDICT: ship it";
+}
+
+std::string framed(const std::string& answer) {
+  return "<task id=\"ses_child1\" state=\"completed\">\n<task_result>\n" + answer + "\n</task_result>\n</task>";
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::vector<std::string> hook_env(const std::string& socket, std::vector<std::string> extra = {}) {
+  extra.push_back("HANDOFF_SOCKET=" + socket);
+  extra.push_back("HANDOFF_AUTOSTART=0");
+  extra.push_back("HANDOFF_CONTEXT_WINDOW");
+  return extra;
+}
+
+// The plugin's input for a finished task whose full output opencode saved at `saved` (cut: the
+// output is opencode's head only), or whose output is `output` itself.
+json task_input(const std::string& session, const std::string& call, const std::string& output,
+                const std::string& saved = "", std::vector<std::string> siblings = {}) {
+  json in = {{"event", "completed"}, {"sessionID", session}, {"callID", call}, {"title", "audit"},
+             {"output", output}, {"siblings", siblings}};
+  if (!saved.empty()) in["outputPath"] = saved;
+  return in;
+}
+
+cli_result hook(const json& input, const std::vector<std::string>& env) {
+  return cli_process({"hook", "opencode"}, input.dump(), env).finish(std::chrono::seconds(40));
+}
+
+const std::string open_frame = "<task id=\"ses_child1\" state=\"completed\">\n<task_result>\n";
+const std::string close_frame = "\n</task_result>\n</task>";
+
+}  // namespace
+
+TEST_CASE("hook opencode: a 171,016-byte answer cut by opencode is bounded from its saved full copy, in opencode's frame") {
+  daemon_process daemon;
+  temp_dir dir{"handoff-opencode-hook"};
+  const std::string answer = long_answer(3001, 57);
+  REQUIRE(answer.size() == 171016);
+  const fs::path saved = dir / "tool_1";
+  write_text(saved, framed(answer));
+  const std::string cut = framed(answer).substr(0, 51200) + "\n\n...120000 bytes truncated...";
+  const cli_result r = hook(task_input("ses_parent", "call_1", cut, saved.string()), hook_env(daemon.socket()));
+  REQUIRE(r.status == 0);
+  CHECK(r.out.starts_with(open_frame + "finding 0001 "));
+  CHECK(r.out.ends_with(close_frame));
+  CHECK(r.out.size() <= 16 * 1024);
+  CHECK(has(r.out, "VERDICT: ship it"));
+  CHECK(has(r.out, "read offset="));
+  CHECK_FALSE(has(r.out, "truncated..."));
+  std::vector<fs::path> artifacts;
+  for (const auto& e : fs::directory_iterator(daemon.artifact_dir()))
+    if (e.path().extension() == ".txt") artifacts.push_back(e.path());
+  REQUIRE(artifacts.size() == 1);
+  CHECK(read_text(artifacts[0]) == answer);
+  CHECK(has(r.out, artifacts[0].string()));
+}
+
+TEST_CASE("hook opencode: an answer that fits, alone, prints nothing (the output stands byte for byte) and stores nothing") {
+  daemon_process daemon;
+  const cli_result r = hook(task_input("ses_parent", "call_1", framed("short\n\nVERDICT: ok")), hook_env(daemon.socket()));
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+  CHECK(fs::is_empty(daemon.artifact_dir()));
+}
+
+TEST_CASE("hook opencode: with handoffd down, or opencode's saved copy unreadable, the output passes with one line") {
+  temp_dir dir{"handoff-opencode-down"};
+  const std::string output = framed(long_answer(400, 57));
+  const cli_result down = hook(task_input("ses_parent", "call_1", output), hook_env((dir / "no.sock").string()));
+  CHECK(down.status == 0);
+  CHECK(down.out.starts_with(output + "\n\n[handoff: this result was not bounded (handoffd: "));
+  CHECK(down.out.ends_with(")]"));
+
+  daemon_process daemon;
+  const cli_result unreadable =
+      hook(task_input("ses_parent", "call_2", output, (dir / "missing").string()), hook_env(daemon.socket()));
+  CHECK(unreadable.status == 0);
+  CHECK(unreadable.out.starts_with(output + "\n\n[handoff: this result was not bounded (opencode's full copy at "));
+}
+
+TEST_CASE("hook opencode: four siblings finishing together share one 48 KiB budget") {
+  daemon_process daemon;
+  const std::vector<std::string> calls = {"call_a", "call_b", "call_c", "call_d"};
+  // Each hook in a thread of its own: a hook waits for its siblings, which must be fed and read meanwhile.
+  std::vector<cli_result> results(calls.size());
+  std::vector<std::thread> running;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    std::vector<std::string> siblings;
+    for (const std::string& c : calls)
+      if (c != calls[i]) siblings.push_back(c);
+    const std::string tag = std::string(1, static_cast<char>('A' + i)) + "-";
+    const json input = task_input("ses_parent", calls[i], framed(long_answer(700, 57, tag)), "", siblings);
+    running.emplace_back([&results, i, input, env = hook_env(daemon.socket())] { results[i] = hook(input, env); });
+  }
+  for (std::thread& t : running) t.join();
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const cli_result& r = results[i];
+    REQUIRE(r.status == 0);
+    CHECK(r.out.starts_with(open_frame));
+    CHECK(has(r.out, std::string(1, static_cast<char>('A' + i)) + "-VERDICT: ship it"));
+    total += r.out.size();
+  }
+  CHECK(total <= 48 * 1024);  // alone, each would take 16 KiB: 64 KiB
+}
+
+TEST_CASE("hook opencode: a sibling that failed is cancelled, and the other's wait ends without it") {
+  daemon_process daemon;
+  cli_result r;
+  const json input = task_input("ses_parent", "call_ok", framed(long_answer(700, 57)), "", {"call_bad"});
+  std::thread waiting([&r, input, env = hook_env(daemon.socket(), {"HANDOFF_HOOK_SIBLINGS_WAIT_MS=60000"})] {
+    r = hook(input, env);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // it has completed and waits for call_bad
+  const auto failed_at = std::chrono::steady_clock::now();
+  const cli_result failed =
+      hook(json{{"event", "failed"}, {"sessionID", "ses_parent"}, {"callID", "call_bad"}}, hook_env(daemon.socket()));
+  CHECK(failed.status == 0);
+  CHECK(failed.out.empty());
+  waiting.join();
+  CHECK(std::chrono::steady_clock::now() - failed_at < std::chrono::seconds(10));
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "VERDICT: ship it"));
+  CHECK(r.out.size() <= 16 * 1024);
+}
+
+TEST_CASE("hook opencode: the parent's tokens against its window shrink the budget") {
+  daemon_process daemon;
+  const std::string output = framed(long_answer(700, 57));
+  json roomy = task_input("ses_p1", "call_1", output);
+  const cli_result free = hook(roomy, hook_env(daemon.socket()));
+  json full = task_input("ses_p2", "call_1", output);
+  full["tokens"] = {{"input", 150000}, {"output", 2000}, {"reasoning", 0}, {"cache", {{"read", 40000}, {"write", 0}}}};
+  full["contextWindow"] = 200000;
+  const cli_result tight = hook(full, hook_env(daemon.socket()));
+  REQUIRE(free.status == 0);
+  REQUIRE(tight.status == 0);
+  CHECK(has(tight.out, "VERDICT: ship it"));
+  CHECK(tight.out.size() < free.out.size());
+}
+
+namespace {
+
+struct opencode_config {
+  temp_dir dir{"handoff-setup-opencode"};
+  fs::path xdg = dir / "xdg";
+  fs::path config = xdg / "opencode" / "opencode.json";
+  fs::path plugin = xdg / "opencode" / "handoff" / "opencode-plugin.js";
+
+  fs::path store = dir / "store";
+
+  cli_result setup(std::vector<std::string> args = {}) const {
+    args.insert(args.begin(), {"setup", "opencode", "--artifact-dir", store.string()});
+    return cli_process(args, {}, {"XDG_CONFIG_HOME=" + xdg.string(), "HOME=" + (dir / "home").string()})
+        .finish(std::chrono::seconds(20));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("setup opencode: the plugin and its entry, kept beside the user's own, idempotent, and taken out exactly") {
+  opencode_config c;
+  const std::string before = "{\n  \"model\": \"anthropic/claude\",\n  \"plugin\": [\n    \"opencode-wakatime\"\n  ]\n}\n";
+  write_text(c.config, before);
+  const cli_result dry = c.setup({"--dry-run"});
+  CHECK(dry.status == 0);
+  CHECK(read_text(c.config) == before);
+  CHECK_FALSE(fs::exists(c.plugin));
+
+  REQUIRE(c.setup().status == 0);
+  const json after = json::parse(read_text(c.config));
+  CHECK(after["model"] == "anthropic/claude");
+  CHECK(after["plugin"] == json::array({"opencode-wakatime", c.plugin.string()}));
+  CHECK(after["permission"] == json{{"external_directory", {{c.store.string() + "/*", "allow"}}}});
+  const std::string source = read_text(c.plugin);
+  CHECK(source.starts_with("// handoff's opencode plugin"));
+  CHECK(has(source, json(fs::canonical(HANDOFF_CLI_PATH).string()).dump()));
+  CHECK(has(source, "\"tool.execute.after\""));
+
+  const std::string installed = read_text(c.config);
+  const cli_result again = c.setup();
+  CHECK(again.status == 0);
+  CHECK(has(again.out, "nothing to change"));
+  CHECK(read_text(c.config) == installed);
+
+  const cli_result removed = c.setup({"--remove"});
+  CHECK(removed.status == 0);
+  CHECK(json::parse(read_text(c.config)) == json::parse(before));
+  CHECK_FALSE(fs::exists(c.plugin));
+}
+
+TEST_CASE("setup opencode: a permission the user set as one action stands; the user's own rules are kept") {
+  opencode_config c;
+  write_text(c.config, "{\"permission\": {\"external_directory\": \"deny\"}}\n");
+  REQUIRE(c.setup().status == 0);
+  CHECK(json::parse(read_text(c.config))["permission"] == json{{"external_directory", "deny"}});
+  write_text(c.config, "{\"permission\": {\"edit\": \"ask\", \"external_directory\": {\"/srv/*\": \"allow\"}}}\n");
+  REQUIRE(c.setup().status == 0);
+  CHECK(json::parse(read_text(c.config))["permission"]["external_directory"] ==
+        json{{"/srv/*", "allow"}, {c.store.string() + "/*", "allow"}});
+  REQUIRE(c.setup({"--remove"}).status == 0);
+  CHECK(json::parse(read_text(c.config)) ==
+        json::parse("{\"permission\": {\"edit\": \"ask\", \"external_directory\": {\"/srv/*\": \"allow\"}}}"));
+}
+
+TEST_CASE("setup opencode: a config with comments, a plugin that is not a list, a symlink or invalid JSON is refused, nothing written") {
+  opencode_config c;
+  const std::vector<std::string> refused = {
+      "{\n  // my model\n  \"model\": \"x\"\n}\n", "{\"plugin\": \"one\"}\n", "{\"model\": \n"};
+  for (const std::string& text : refused) {
+    write_text(c.config, text);
+    const cli_result r = c.setup();
+    CHECK(r.status == 1);
+    CHECK_MESSAGE(has(r.err, "setup opencode: " + c.config.string()), r.err);
+    CHECK(read_text(c.config) == text);
+    CHECK_FALSE(fs::exists(c.plugin));
+  }
+  fs::remove(c.config);
+  write_text(c.dir / "real.json", "{}\n");
+  fs::create_symlink(c.dir / "real.json", c.config);
+  const cli_result r = c.setup();
+  CHECK(r.status == 1);
+  CHECK(has(r.err, "symlink"));
+  CHECK(read_text(c.dir / "real.json") == "{}\n");
+}
+
+TEST_CASE("setup opencode --project DIR: DIR/opencode.json and the plugin in DIR/.opencode/handoff/") {
+  opencode_config c;
+  const fs::path project = c.dir / "project";
+  fs::create_directories(project);
+  const cli_result r = c.setup({"--project", project.string()});
+  REQUIRE(r.status == 0);
+  const fs::path plugin = project / ".opencode" / "handoff" / "opencode-plugin.js";
+  CHECK(fs::exists(plugin));
+  CHECK(json::parse(read_text(project / "opencode.json"))["plugin"] == json::array({plugin.string()}));
+  CHECK_FALSE(fs::exists(c.config));
+}
