@@ -3,7 +3,7 @@
 # builds handoffd and handoff, installs them with the Pi package under PREFIX, and sets handoff up
 # for this user: systemd user units when a user systemd answers (else clients start handoffd
 # themselves), Pi's settings (the package, and the pi-subagents bridge when pi-subagents is
-# installed), Claude Code's settings when `claude` is on the PATH, Codex's when `codex` is, Gemini CLI's when `gemini` is. Each
+# installed), Claude Code's settings when `claude` is on the PATH, Codex's when `codex` is, Gemini CLI's when `gemini` is, opencode's when `opencode` is. Each
 # step says what it did, or what it skipped and why. Running it again gives the same result.
 #
 #   scripts/install.sh [--prefix DIR]              install (DIR default ~/.local)
@@ -54,6 +54,7 @@ if ((uninstall)); then
     "$prefix/bin/handoff" setup claude-code --remove | sed 's/^/install: /'
     "$prefix/bin/handoff" setup codex --remove | sed 's/^/install: /'
     "$prefix/bin/handoff" setup gemini --remove | sed 's/^/install: /'
+    "$prefix/bin/handoff" setup opencode --remove | sed 's/^/install: /'
   fi
   if grep -qx "systemd enabled" "$manifest" && user_systemd; then
     systemctl --user disable --now handoffd.socket handoffd.service >/dev/null 2>&1 || true
@@ -158,6 +159,11 @@ if command -v gemini >/dev/null; then
   "$prefix/bin/handoff" setup gemini | sed 's/^/install: /'
 else
   say "skipped Gemini CLI: no gemini on the PATH (run $prefix/bin/handoff setup gemini after installing it)"
+fi
+if command -v opencode >/dev/null; then
+  "$prefix/bin/handoff" setup opencode | sed 's/^/install: /'
+else
+  say "skipped opencode: no opencode on the PATH (run $prefix/bin/handoff setup opencode after installing it)"
 fi
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;
