@@ -240,7 +240,7 @@ TEST_CASE("setup opencode: the plugin and its entry, kept beside the user's own,
   CHECK_FALSE(fs::exists(c.plugin));
 }
 
-TEST_CASE("setup opencode: a permission the user set as one action stands; the user's own rules are kept") {
+TEST_CASE("setup opencode: a permission the user set as one action stands, and the user's own rules are kept") {
   opencode_config c;
   write_text(c.config, "{\"permission\": {\"external_directory\": \"deny\"}}\n");
   REQUIRE(c.setup().status == 0);
