@@ -51,7 +51,7 @@ class doctor {
       client::options settings;
       settings.socket = socket;
       settings.call_timeout = std::chrono::seconds(10);
-      client::client c(settings);
+      client::connection c(settings);
       rpc::initialize_params hello;
       hello.client_name = "handoff-doctor";
       const rpc::initialize_result server = c.initialize(hello);

@@ -52,7 +52,7 @@ std::string render(const nlohmann::json& r) {
 }
 
 int run_gc(const daemon_options& daemon, const gc_options& options) {
-  return with_client("gc", daemon, [&](client::client& c, const rpc::initialize_result&) {
+  return with_client("gc", daemon, [&](client::connection& c, const rpc::initialize_result&) {
     const nlohmann::json result = c.call(rpc::methods::daemon_gc.name, rpc::encode(rpc::gc_params{options.dry_run}));
     if (!(options.json ? print_json("gc", result) : print("gc", render(result)))) return exit_failure;
     const nlohmann::json& problems = result.at("problems");

@@ -205,8 +205,4 @@ class connection {
   std::string piece_;                              // a long text's piece being sent; reused too
 };
 
-// The class's first name, still used by gc_command.cpp and doctor_command.cpp. Prefer
-// `connection`: `client::client` is ambiguous next to `using namespace handoff`.
-using client = connection;
-
 }  // namespace handoff::client
