@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
-// The native binary (the npm wrapper `node_modules/.bin/opencode` only execs it).
+// The native binary, from its own npm package (package.json says why not the opencode-ai wrapper).
 export const opencodePath = process.env.OPENCODE_BIN ?? path.join(here, 'node_modules/opencode-linux-x64/bin/opencode');
 export const handoffdPath = process.env.HANDOFFD ?? path.join(root, 'build/daemon/handoffd');
 export const cliPath = process.env.HANDOFF_CLI ?? path.join(root, 'build/client/handoff');
