@@ -353,7 +353,7 @@ TEST_CASE("maxBytes keeps the batch within the harness's cut, and reader codex g
   REQUIRE(small.contains("error"));
   CHECK(small["error"]["code"] == -32602);
   CHECK(small["error"]["message"].get<std::string>().find("maxBytes") != std::string::npos);
-  json reader = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"m0"}}, {"reader", "gemini"}});
+  json reader = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"m0"}}, {"reader", "no-such-harness"}});
   REQUIRE(reader.contains("error"));
   CHECK(reader["error"]["message"].get<std::string>().find("reader") != std::string::npos);
 }
