@@ -142,15 +142,16 @@ class server {
       }
       handle(std::move(message));
     }
-    // Codex closed the server: waits end, running children stop and are reported cancelled.
-    {
-      const std::lock_guard<std::mutex> hold(calls_mutex_);
-      for (auto& [id, signal] : cancels_) signal->raise();
-    }
-    children_.shutdown();
+    // Codex closed the server: the waits are given up first (handoffd keeps what they had not
+    // taken), and only once they have ended are the running children stopped and reported
+    // cancelled: a child cancelled under a wait still asleep would settle it, and handoffd would
+    // answer it with the finished results, consumed, to nobody.
     std::unique_lock<std::mutex> held(calls_mutex_);
-    calls_done_.wait_for(held, std::chrono::seconds(10), [this] { return in_flight_ == 0; });
-    return in_flight_ == 0 ? 0 : 1;
+    for (auto& [id, signal] : cancels_) signal->raise();
+    const bool ended = calls_done_.wait_for(held, std::chrono::seconds(10), [this] { return in_flight_ == 0; });
+    held.unlock();
+    children_.shutdown();
+    return ended ? 0 : 1;
   }
 
  private:
