@@ -1,9 +1,6 @@
 // `handoff hook claude-code [--deliver]`: reads one hook input on stdin, prints its answer
 // (hook.hpp, background.hpp).
-#include <unistd.h>
 
-#include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,36 +9,13 @@
 #include <string>
 #include <string_view>
 
+#include "cli/harness/hook_input.hpp"
 #include "cli/harness/claude_code/entry.hpp"
 #include "cli/harness/claude_code/hook.hpp"
 #include "cli/harness/claude_code/spool.hpp"
 
 namespace handoff::cli {
 namespace {
-
-// All of stdin, up to one byte past `most` (then the caller passes the input by).
-std::string read_stdin(std::size_t most) {
-  std::string in;
-  char buffer[64 * 1024];
-  for (;;) {
-    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    in.append(buffer, static_cast<std::size_t>(n));
-    if (in.size() > most) break;
-  }
-  return in;
-}
-
-std::optional<std::int64_t> positive_env(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr) return std::nullopt;
-  std::int64_t n = 0;
-  const std::string_view text(value);
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc{} || end != text.data() + text.size() || n <= 0) return std::nullopt;
-  return n;
-}
 
 int run_hook(const daemon_options& daemon, bool deliver) {
   hook_settings settings;
@@ -54,13 +28,13 @@ int run_hook(const daemon_options& daemon, bool deliver) {
   if (const auto ms = positive_env("HANDOFF_HOOK_SIBLINGS_WAIT_MS")) settings.siblings_wait = std::chrono::milliseconds(*ms);
   if (deliver) {
     // Claude Code wakes the model with stderr when an asyncRewake hook exits 2.
-    const bool handed = run_claude_code_deliverer(read_stdin(max_hook_input_bytes), settings, [](const std::string& text) {
+    const bool handed = run_claude_code_deliverer(read_hook_stdin(max_hook_input_bytes), settings, [](const std::string& text) {
       if (std::fwrite(text.data(), 1, text.size(), stderr) != text.size() || std::fflush(stderr) != 0)
         throw std::runtime_error("stderr");
     });
     return handed ? 2 : exit_ok;
   }
-  const std::string out = run_claude_code_hook(read_stdin(max_hook_input_bytes), settings);
+  const std::string out = run_claude_code_hook(read_hook_stdin(max_hook_input_bytes), settings);
   if (!out.empty()) {
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fputc('\n', stdout);

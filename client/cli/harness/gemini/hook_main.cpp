@@ -1,8 +1,5 @@
 // `handoff hook gemini`: reads one hook input on stdin, prints its answer (hook.hpp).
-#include <unistd.h>
 
-#include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -10,6 +7,7 @@
 #include <string_view>
 
 #include "cli/harness/claude_code/hook.hpp"
+#include "cli/harness/hook_input.hpp"
 #include "cli/harness/gemini/entry.hpp"
 #include "cli/harness/gemini/hook.hpp"
 
@@ -17,36 +15,12 @@ namespace handoff::cli {
 namespace gemini_detail {
 namespace {
 
-// All of stdin, up to one byte past `most` (then the hook passes the input by).
-std::string gemini_stdin(std::size_t most) {
-  std::string in;
-  char buffer[64 * 1024];
-  for (;;) {
-    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    in.append(buffer, static_cast<std::size_t>(n));
-    if (in.size() > most) break;
-  }
-  return in;
-}
-
-std::optional<std::int64_t> positive_number(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr) return std::nullopt;
-  std::int64_t n = 0;
-  const std::string_view text(value);
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc{} || end != text.data() + text.size() || n <= 0) return std::nullopt;
-  return n;
-}
-
 int run_gemini(const daemon_options& daemon) {
   gemini_hook_settings settings;
   settings.socket = daemon.socket;
-  if (const auto window = positive_number("HANDOFF_CONTEXT_WINDOW")) settings.context_window = *window;
-  if (const auto ms = positive_number("HANDOFF_HOOK_SIBLINGS_WAIT_MS")) settings.siblings_wait = std::chrono::milliseconds(*ms);
-  const gemini_hook_answer answer = run_gemini_hook(gemini_stdin(max_hook_input_bytes), settings);
+  if (const auto window = positive_env("HANDOFF_CONTEXT_WINDOW")) settings.context_window = *window;
+  if (const auto ms = positive_env("HANDOFF_HOOK_SIBLINGS_WAIT_MS")) settings.siblings_wait = std::chrono::milliseconds(*ms);
+  const gemini_hook_answer answer = run_gemini_hook(read_hook_stdin(max_hook_input_bytes), settings);
   if (!answer.out.empty()) {
     std::fwrite(answer.out.data(), 1, answer.out.size(), stdout);
     std::fputc('\n', stdout);
