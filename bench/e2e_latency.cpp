@@ -98,7 +98,7 @@ constexpr std::size_t block_rounds = 20;
 constexpr std::size_t block_warmup = 2;
 constexpr auto block_pause = std::chrono::microseconds(500);
 
-// Returns once `fd` is readable, waiting as handoffd's I/O thread does (daemon/io_loop.cpp): for
+// Returns once `fd` is readable, waiting as handoffd's I/O thread does (daemon/runtime/io_loop.cpp): for
 // `peer_spin` after `last` it polls (a zero-timeout poll, then sched_yield), then it sleeps.
 void wait_as_handoffd(int fd, hb::bench_clock::time_point last) {
   pollfd p{fd, POLLIN, 0};

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli_path.hpp"
+#include "system/cli_path.hpp"
 #include "engine/text/batch.hpp"
 #include "ledger/preview.hpp"
 #include "protocol/default_paths.hpp"

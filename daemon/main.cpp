@@ -10,21 +10,21 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "activation.hpp"
-#include "background.hpp"
-#include "cli_path.hpp"
+#include "system/activation.hpp"
+#include "system/background.hpp"
+#include "system/cli_path.hpp"
 #include "config.hpp"
 #include "engine/store/artifact_store.hpp"
 #include "engine/queue/pending_queue.hpp"
-#include "heap_reuse.hpp"
-#include "io_loop.hpp"
-#include "listener.hpp"
-#include "periodic_gc.hpp"
+#include "runtime/heap_reuse.hpp"
+#include "runtime/io_loop.hpp"
+#include "net/listener.hpp"
+#include "upkeep/periodic_gc.hpp"
 #include "protocol/default_paths.hpp"
-#include "server.hpp"
+#include "net/server.hpp"
 #include "service/service.hpp"
-#include "service_manager.hpp"
-#include "version.hpp"
+#include "system/service_manager.hpp"
+#include "system/version.hpp"
 
 namespace {
 

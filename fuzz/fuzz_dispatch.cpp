@@ -44,7 +44,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config.hpp"
-#include "connection.hpp"
+#include "net/connection.hpp"
 #include "engine/store/artifact_store.hpp"
 #include "engine/queue/pending_queue.hpp"
 #include "protocol/framing.hpp"

@@ -7,8 +7,8 @@
 #include <asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
-#include "as_tuple.hpp"
-#include "offload.hpp"
+#include "runtime/as_tuple.hpp"
+#include "runtime/offload.hpp"
 #include "parent_calls.hpp"
 #include "protocol/daemon_messages.hpp"
 #include "protocol/methods.hpp"

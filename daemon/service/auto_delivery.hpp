@@ -20,9 +20,9 @@
 
 #include "batch_builder.hpp"
 #include "config.hpp"
-#include "connection.hpp"
+#include "net/connection.hpp"
 #include "engine/queue/pending_queue.hpp"
-#include "in_flight.hpp"
+#include "runtime/in_flight.hpp"
 #include "ledger/ledger.hpp"
 
 namespace handoff::daemon {

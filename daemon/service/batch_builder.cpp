@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "offload.hpp"
+#include "runtime/offload.hpp"
 
 namespace handoff::daemon {
 

@@ -2,7 +2,7 @@
 // answer, then the ledger records the completion; a completion is acknowledged only once on disk.
 #include <spdlog/spdlog.h>
 
-#include "offload.hpp"
+#include "runtime/offload.hpp"
 #include "queue_put.hpp"
 #include "service.hpp"
 

@@ -10,7 +10,7 @@
 #include <asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
-#include "as_tuple.hpp"
+#include "runtime/as_tuple.hpp"
 #include "service.hpp"
 
 namespace handoff::daemon {

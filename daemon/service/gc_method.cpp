@@ -2,9 +2,9 @@
 // Params and result: protocol/daemon_messages.hpp (gc_params, gc_result).
 #include <spdlog/spdlog.h>
 
-#include "offload.hpp"
+#include "runtime/offload.hpp"
 #include "service.hpp"
-#include "store_hygiene.hpp"
+#include "upkeep/store_hygiene.hpp"
 
 namespace handoff::daemon {
 

@@ -8,7 +8,7 @@
 
 #include <asio/awaitable.hpp>
 
-#include "connection.hpp"
+#include "net/connection.hpp"
 #include "engine/text/budget.hpp"
 
 namespace handoff::daemon {

@@ -3,7 +3,7 @@
 #include <asio/post.hpp>
 #include <spdlog/spdlog.h>
 
-#include "offload.hpp"
+#include "runtime/offload.hpp"
 #include "service.hpp"
 
 namespace handoff::daemon {

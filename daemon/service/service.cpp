@@ -8,10 +8,10 @@
 
 #include "engine/fs/sha256.hpp"
 #include "engine/text/text_page.hpp"
-#include "offload.hpp"
+#include "runtime/offload.hpp"
 #include "ledger/preview.hpp"
-#include "store_hygiene.hpp"
-#include "version.hpp"
+#include "upkeep/store_hygiene.hpp"
+#include "system/version.hpp"
 
 namespace handoff::daemon {
 

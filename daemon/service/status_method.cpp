@@ -2,10 +2,10 @@
 // Counts from the ledger, the queue's last snapshot, and the store listing reused while the
 // directory is unchanged. Usually answered at once on the I/O thread (status_now); it waits
 // only for queue removals under way and for a new listing of the store.
-#include "offload.hpp"
+#include "runtime/offload.hpp"
 #include "service.hpp"
-#include "store_hygiene.hpp"
-#include "version.hpp"
+#include "upkeep/store_hygiene.hpp"
+#include "system/version.hpp"
 
 namespace handoff::daemon {
 

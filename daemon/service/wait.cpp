@@ -9,7 +9,7 @@
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 
-#include "as_tuple.hpp"
+#include "runtime/as_tuple.hpp"
 #include "parent_calls.hpp"
 #include "service.hpp"
 

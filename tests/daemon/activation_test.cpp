@@ -1,4 +1,4 @@
-// Socket activation (daemon/activation.hpp): handoffd under the real systemd-socket-activate
+// Socket activation (daemon/system/activation.hpp): handoffd under the real systemd-socket-activate
 // serves on the socket it was passed and leaves it in place; what is not a listening Unix
 // stream socket at fd 3 is refused with the reason; variables meant for another pid are ignored.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// daemon/io_loop.cpp against a real handoffd: after a request the I/O thread keeps polling
+// daemon/runtime/io_loop.cpp against a real handoffd: after a request the I/O thread keeps polling
 // for --spin-us (it stays running or runnable, where with --spin-us 0 it is asleep at once),
 // then sleeps (an idle daemon uses no CPU), and stops on SIGTERM right after a request (inside
 // its window), and keeps polling while the pool writes one completion, so its answer needs no

@@ -1,4 +1,4 @@
-// Readiness and watchdog (daemon/notify.hpp, daemon/service_manager.hpp): a fake service
+// Readiness and watchdog (daemon/system/notify.hpp, daemon/system/service_manager.hpp): a fake service
 // manager's NOTIFY_SOCKET, as a filesystem path and as an abstract '@' name, receives READY=1
 // once handoffd accepts connections, WATCHDOG=1 at half of WATCHDOG_USEC, and STOPPING=1.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-#include "io_loop.hpp"
+#include "runtime/io_loop.hpp"
 
 #include <sched.h>
 

@@ -1,11 +1,11 @@
-#include "connection.hpp"
+#include "net/connection.hpp"
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
-#include "as_tuple.hpp"
+#include "runtime/as_tuple.hpp"
 #include "config.hpp"
 
 namespace handoff::daemon {

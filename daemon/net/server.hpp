@@ -12,8 +12,8 @@
 #include <asio/signal_set.hpp>
 
 #include "config.hpp"
-#include "connection.hpp"
-#include "listener.hpp"
+#include "net/connection.hpp"
+#include "net/listener.hpp"
 #include "service/service.hpp"
 
 namespace handoff::daemon {

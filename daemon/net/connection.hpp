@@ -27,7 +27,7 @@
 #include "protocol/framing.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/methods.hpp"
-#include "transport.hpp"
+#include "net/transport.hpp"
 
 namespace handoff::daemon {
 

@@ -1,4 +1,4 @@
-#include "notify.hpp"
+#include "system/notify.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <unistd.h>
 
-#include "environment.hpp"
+#include "system/environment.hpp"
 
 namespace handoff::daemon {
 

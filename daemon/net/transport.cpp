@@ -1,4 +1,4 @@
-#include "transport.hpp"
+#include "net/transport.hpp"
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
@@ -7,7 +7,7 @@
 #include <asio/write.hpp>
 #include <spdlog/spdlog.h>
 
-#include "as_tuple.hpp"
+#include "runtime/as_tuple.hpp"
 #include "config.hpp"
 
 namespace handoff::daemon {

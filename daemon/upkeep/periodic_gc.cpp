@@ -1,4 +1,4 @@
-#include "periodic_gc.hpp"
+#include "upkeep/periodic_gc.hpp"
 
 #include <chrono>
 
@@ -7,8 +7,8 @@
 #include <asio/experimental/as_tuple.hpp>
 #include <spdlog/spdlog.h>
 
-#include "offload.hpp"
-#include "store_hygiene.hpp"
+#include "runtime/offload.hpp"
+#include "upkeep/store_hygiene.hpp"
 
 namespace handoff::daemon {
 

@@ -1,4 +1,4 @@
-#include "service_manager.hpp"
+#include "system/service_manager.hpp"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "heap_reuse.hpp"
+#include "runtime/heap_reuse.hpp"
 
 #if defined(__GLIBC__)
 #include <malloc.h>

@@ -1,4 +1,4 @@
-#include "cli_path.hpp"
+#include "system/cli_path.hpp"
 
 #include <filesystem>
 #include <stdexcept>

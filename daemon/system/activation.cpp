@@ -1,4 +1,4 @@
-#include "activation.hpp"
+#include "system/activation.hpp"
 
 #include <cerrno>
 #include <cstddef>
@@ -13,8 +13,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "environment.hpp"
-#include "listener.hpp"
+#include "system/environment.hpp"
+#include "net/listener.hpp"
 
 namespace handoff::daemon {
 namespace {

@@ -1,4 +1,4 @@
-#include "store_listing.hpp"
+#include "upkeep/store_listing.hpp"
 
 #include <fcntl.h>
 #include <sys/inotify.h>

@@ -1,4 +1,4 @@
-#include "server.hpp"
+#include "net/server.hpp"
 
 #include <csignal>
 #include <poll.h>
@@ -10,8 +10,8 @@
 #include <asio/write.hpp>
 #include <spdlog/spdlog.h>
 
-#include "as_tuple.hpp"
-#include "listener.hpp"
+#include "runtime/as_tuple.hpp"
+#include "net/listener.hpp"
 
 namespace handoff::daemon {
 namespace {

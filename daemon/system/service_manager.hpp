@@ -14,7 +14,7 @@
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
-#include "notify.hpp"
+#include "system/notify.hpp"
 
 namespace handoff::daemon {
 

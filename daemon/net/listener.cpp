@@ -1,4 +1,4 @@
-#include "listener.hpp"
+#include "net/listener.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "store_hygiene.hpp"
+#include "upkeep/store_hygiene.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "background.hpp"
+#include "system/background.hpp"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,10 +1,10 @@
-#include "in_flight.hpp"
+#include "runtime/in_flight.hpp"
 
 #include <algorithm>
 
 #include <asio/use_awaitable.hpp>
 
-#include "as_tuple.hpp"
+#include "runtime/as_tuple.hpp"
 
 namespace handoff::daemon {
 
