@@ -1,5 +1,5 @@
 // How much of a long sectioned document a parent can navigate from its projection, with the
-// outline of the omitted middle (engine/outline.hpp) and without it, at subagent/wait's caps
+// outline of the omitted middle (engine/text/outline.hpp) and without it, at subagent/wait's caps
 // (16 KiB, 600 lines), on documents written by others (scripts/bench.sh outline passes the
 // markdown files of the npm packages client/pi's lock file pins).
 //

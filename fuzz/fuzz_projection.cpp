@@ -1,5 +1,5 @@
 // project() (engine/projection*) on random texts and limits, checked with the same
-// invariants as the property test (tests/projection_checks.hpp, run here outside a doctest
+// invariants as the property test (tests/support/projection_checks.hpp, run here outside a doctest
 // test case: a failed check aborts): within max_bytes and max_lines; head + the lines Pi's
 // read returns for the footer's offset/limit + tail rebuild the text; valid UTF-8 in, valid
 // UTF-8 out; marker and footer say what the struct says; an unsaved artifact's path is never

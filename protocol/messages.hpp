@@ -528,7 +528,6 @@ inline check_params decode_check(const json& p, const wire_limits& lim) { return
 inline wait_params decode_wait(const json& p, const wire_limits& lim) { return decode_params<wait_params>(p, lim); }
 inline cancel_params decode_cancel(const json& p, const wire_limits& lim) { return decode_params<cancel_params>(p, lim); }
 inline parent_state_params decode_parent_state(const json& p, const wire_limits& lim) { return decode_params<parent_state_params>(p, lim); }
-inline cancel_request_params decode_cancel_request(const json& p, const wire_limits& lim) { return decode_params<cancel_request_params>(p, lim); }
 inline artifact_read_params decode_artifact_read(const json& p, const wire_limits& lim) { return decode_params<artifact_read_params>(p, lim); }
 inline completed_params take_completed(json&& p, const wire_limits& lim) {
   return decode_params<completed_params>(std::move(p), lim);

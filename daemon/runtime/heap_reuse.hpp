@@ -4,8 +4,8 @@
 // Why: a 1 MiB `subagent/completed` allocates several megabytes on the I/O thread (the frame
 // buffer, the parsed finalText, the request), all freed once it is answered. glibc's defaults
 // return them to the kernel (trim above 2x the largest freed chunk, mmap above it), so the next
-// request touches fresh pages again: a page fault and a zeroed page per 4 KiB, about 0.4 ms per
-// MiB measured on the bench machine, more than parsing the same megabyte.
+// request touches fresh pages again: a page fault and a zeroed page per 4 KiB, which costs more
+// than parsing the same megabyte (docs/benchmarks.md, "Figures behind the code").
 #pragma once
 
 #include <cstddef>

@@ -2,11 +2,10 @@
 // handler keeps polling it for a short window before sleeping in epoll_wait.
 //
 // Why: a request that arrives while the thread sleeps costs a wake-up, and on a virtual machine
-// whose other vCPU is idle that wake-up is most of a small request's round trip (30-40 µs of the
-// 50 µs a `daemon/status` took, where a blocking socket ping-pong takes 12 µs; see the
-// figures in docs/benchmarks.md). Clients talk in bursts (a request, its answer, the next request
-// a few microseconds later), so a window of about 100 µs catches the next request of a burst on a
-// thread that is still running.
+// whose other vCPU is idle that wake-up is most of a small request's round trip (the figures,
+// against a blocking socket ping-pong, are in docs/benchmarks.md). Clients talk in bursts (a
+// request, its answer, the next request a few microseconds later), so a short window (--spin-us)
+// catches the next request of a burst on a thread that is still running.
 //
 // Cost: at most the window of CPU after each handler, nothing while idle. Each poll is one
 // epoll_wait with a zero timeout; between polls the thread yields, so a runnable thread of the

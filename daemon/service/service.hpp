@@ -82,7 +82,7 @@ class service final : public message_sink {
   // --spin-us: `spin` while the pool works on no client's answer; while it works on exactly
   // one (a completion being written, a wait's batch being built), long enough to take that
   // answer without being woken (lone_answer_spin: a completion's answer comes after one
-  // fdatasync, 0.2-2 ms here); while it works on several, none (the pool's threads need the
+  // fdatasync, which on a local disk ends within it); while it works on several, none (the pool's threads need the
   // CPUs of a small machine). Zero when `spin` is.
   std::chrono::microseconds polling_window(std::chrono::microseconds spin) const noexcept;
   static constexpr std::chrono::microseconds lone_answer_spin{2000};

@@ -48,8 +48,8 @@ bool write_file_atomically(int dir_fd, const std::string& name, std::string_view
 // A file with no name yet (O_TMPFILE), written before its name is known (a content-addressed
 // text while its hash is computed) and published later by linking the fd (link_open_file), after
 // which only the directory needs a sync; a crash before that leaves nothing. In two steps, so
-// that the file can be made ahead of its bytes (creating an inode costs 50-200 µs on ext4, more
-// while many were freed recently):
+// that the file can be made ahead of its bytes (creating an inode on ext4 costs as much as
+// writing a small text, more while many were freed recently; docs/benchmarks.md):
 // - open_unnamed: an empty such file in the directory open at `dir_fd`, mode 0600, or nullopt
 //   where the filesystem has no O_TMPFILE; throws fs_error otherwise;
 // - fill_unnamed: `bytes` written into it and fsynced; throws fs_error.

@@ -19,8 +19,8 @@ class mapped_file {
   // the page below it). The range must lie inside the file. Throws std::system_error.
   // `read_whole`: the caller reads every byte now (a projection, a copy) and lets go soon, so
   // the range is read into memory instead (pread): a copy from the page cache, but no page
-  // fault per 4 KiB and no munmap, whose TLB shootdown across the daemon's threads took
-  // 0.17 ms for 100 KiB on this project's VM (docs/benchmarks.md). For ranges of at most
+  // fault per 4 KiB and no munmap, whose TLB shootdown across the daemon's threads is a
+  // large part of a small wait (docs/benchmarks.md). For ranges of at most
   // a few hundred KiB (the queue's journal texts).
   mapped_file(int fd, std::size_t offset, std::size_t length, bool read_whole = false);
   ~mapped_file();

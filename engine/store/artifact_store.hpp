@@ -92,8 +92,8 @@ class artifact_store {
   std::string repair(std::string_view sha256_hex, const std::function<mapped_file()>& text_of);
 
   // Makes a file with no name in the store's directory, when none is held, for the next write of
-  // a text (a save() that writes a copy, or write_unnamed()) to use: creating an inode costs
-  // 50-200 µs on ext4, and milliseconds while its journal is busy, which that write then does
+  // a text (a save() that writes a copy, or write_unnamed()) to use: creating an inode on ext4
+  // is slow, and slower still while its journal is busy, which that write then does
   // not wait for (subagent/wait keeps one after each answer). Nothing when the filesystem has no
   // O_TMPFILE or the directory held was removed: the write then makes its own. A spare made
   // before the directory was moved is not used, and is replaced by the next keep_spare(). Never

@@ -685,7 +685,7 @@ TEST_CASE("the same child sent by 8 threads at once: one put, the others duplica
 
 // Found by this test: expire_tombstones removes done/<key>, but the retire entry stays in the
 // journal and recovery writes the file again, so after a restart the resend is a duplicate once
-// more (until the next sweep). /work/qtests-bugs.md #2.
+// more (until the next sweep).
 TEST_CASE("an expired tombstone stays expired after a restart") {
   temp_dir tmp;
   const fs::path dir = tmp.path() / "queue";
@@ -706,7 +706,7 @@ TEST_CASE("an expired tombstone stays expired after a restart") {
 
 // Found by this test: a tombstone file the disk refused is kept only in memory
 // (unwritten_tombstones_), yet compact() removes the segment holding its retire entry; after a
-// restart nothing remembers the delivery and a resend is taken as new (/work/qtests-bugs.md #3).
+// restart nothing remembers the delivery and a resend is taken as new.
 TEST_CASE("a tombstone the disk refused outlives the segment that held its retirement") {
   small_disk small("size=2m,nr_inodes=64");
   if (!small.usable()) return;
@@ -779,7 +779,7 @@ TEST_CASE("segments whose removal a crash undid: nothing consumed comes back, he
 
 // Found by this test: recovery takes the next seq from the entries left in the journal; when a
 // rotation right after a retirement leaves only an empty segment, seqs start again at 1 and a
-// new result gets the seq a delivered one had (/work/qtests-bugs.md #4).
+// new result gets the seq a delivered one had.
 TEST_CASE("seqs keep increasing across restarts after the segments holding them went") {
   temp_dir tmp;
   const fs::path dir = tmp.path() / "queue";
@@ -818,9 +818,9 @@ TEST_CASE("seqs keep increasing across restarts after the segments holding them 
   CHECK(q.queue.put(a, std::string(1000, 'a')).held.seq != next.seq);  // a resend's old seq
 }
 
-// Under -fsanitize=thread this case shows a data race: the writer inserts and erases the
-// journal's segment map without the queue's lock while open_text() looks a segment up under it
-// (/work/qtests-bugs.md #5). Built plainly it checks that every read stays exact.
+// Found by this test under -fsanitize=thread: the writer inserted and erased the journal's
+// segment map without the queue's lock while open_text() looked a segment up under it (the map
+// now has its own mutex). Built plainly it checks that every read stays exact.
 TEST_CASE("texts read while segments rotate and results are copied forward stay exact") {
   temp_dir tmp;
   const fs::path dir = tmp.path() / "queue";

@@ -1,4 +1,4 @@
-// find_headings() (engine/markdown_headings.hpp): what CommonMark calls a heading, on the line
+// find_headings() (engine/text/markdown_headings.hpp): what CommonMark calls a heading, on the line
 // it starts on, and what it does not (fenced code, list items, thematic breaks, "#5").
 #include <doctest/doctest.h>
 

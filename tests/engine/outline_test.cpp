@@ -1,4 +1,4 @@
-// The outline of a projection's omitted middle (engine/outline.hpp): every omitted level-1/2
+// The outline of a projection's omitted middle (engine/text/outline.hpp): every omitted level-1/2
 // heading with its true line, the eighth it stays within, the order of levels when they do not
 // all fit, fenced code, clipped CJK titles, and texts with no omitted heading projected as
 // before. Every projection here also goes through check_cut (projection_checks.hpp), which reads

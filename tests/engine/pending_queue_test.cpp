@@ -476,8 +476,8 @@ TEST_CASE("misuse: put before recover, recover twice, an empty delivery id") {
   CHECK(q.statistics().deliveries == 0);
 }
 
-// Bug: put_async moves its callback into make_put; when make_put refuses the completion, the
-// moved-from callback is called and std::bad_function_call escapes (/work/qtests-bugs.md #1).
+// Found by this test: put_async moved its callback into make_put; when make_put refused the
+// completion, the moved-from callback was called and std::bad_function_call escaped.
 TEST_CASE("misuse: a completion that is not valid UTF-8 is refused and writes nothing") {
   temp_dir tmp;
   const fs::path dir = tmp.path() / "queue";

@@ -1,4 +1,4 @@
-// The projection (docs/design.md §3; engine/projection.cpp): each rule of that section and
+// The projection (docs/design.md §3; engine/text/projection.cpp): each rule of that section and
 // the edge cases, each read back from the projection's text by projection_checks.hpp.
 #include "engine/text/projection.hpp"
 

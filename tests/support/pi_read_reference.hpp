@@ -6,7 +6,7 @@
 //
 // Pi 1.6.0's read streams the file and keeps only the selected lines up to one past its caps,
 // then runs truncateHead on them; that gives what truncateHead of the whole selection gives, so
-// the transcription below takes the whole selection. client/pi/test/footer_pi_read.test.ts
+// the transcription below takes the whole selection. client/pi/test/pi22/footer-read.test.ts
 // checks the same footers against Pi's own code.
 #pragma once
 

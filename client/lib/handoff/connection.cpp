@@ -28,8 +28,9 @@ std::string describe_ms(milliseconds ms) { return std::to_string(ms.count()) + "
 constexpr std::size_t keep_request_bytes = 4 * 1024 * 1024;
 
 // A final text at least this long is escaped and sent piece by piece, each piece as soon as it is
-// escaped, so the daemon reads the first while the next is written (for 1 MiB the escaping, about
-// 0.4 ms, no longer comes before the transfer); shorter ones go as one write.
+// escaped, so the daemon reads the first while the next is written (the escaping of a long text
+// no longer comes before the transfer; docs/benchmarks.md, "Figures behind the code"); shorter
+// ones go as one write.
 constexpr std::size_t stream_text_bytes = 256 * 1024;
 // Bytes of the text escaped into each piece (cut back to a character boundary).
 constexpr std::size_t text_piece_bytes = 64 * 1024;
@@ -73,8 +74,8 @@ void message_head(std::string& out, const nlohmann::json& id, std::string_view m
   try {
     if (!params.is_null()) {
       out += R"(,"params":)";
-      // The fast writer copies long strings in runs (a 1 MiB text: ~0.3 ms against ~4 ms for
-      // dump()); it declines invalid UTF-8, which dump() then refuses with its message.
+      // The fast writer copies long strings in runs, an order of magnitude faster than dump()
+      // (docs/benchmarks.md); it declines invalid UTF-8, which dump() then refuses with its message.
       if (!rpc::append_json(out, params)) out += params.dump();
     }
     if (text_key) {
