@@ -35,6 +35,31 @@ enum class errc : int {
   request_cancelled = -32800, // the client cancelled it ($/cancelRequest) before it was answered
 };
 
+// Every code above by name, as tests/support/wire_description prints them for the TypeScript
+// mirror's test (client/pi/test/wire-description.test.ts). A code added above goes here too.
+struct errc_entry {
+  errc code;
+  std::string_view name;
+};
+inline constexpr errc_entry errc_names[] = {
+    {errc::parse_error, "parse_error"},
+    {errc::invalid_request, "invalid_request"},
+    {errc::method_not_found, "method_not_found"},
+    {errc::invalid_params, "invalid_params"},
+    {errc::internal_error, "internal_error"},
+    {errc::unknown_parent, "unknown_parent"},
+    {errc::unknown_child, "unknown_child"},
+    {errc::frame_too_large, "frame_too_large"},
+    {errc::too_many_connections, "too_many_connections"},
+    {errc::storage_failed, "storage_failed"},
+    {errc::conflict, "conflict"},
+    {errc::not_found, "not_found"},
+    {errc::shutting_down, "shutting_down"},
+    {errc::request_timeout, "request_timeout"},
+    {errc::overloaded, "overloaded"},
+    {errc::request_cancelled, "request_cancelled"},
+};
+
 // The one exception type handlers throw; the dispatcher turns it into an error response.
 struct rpc_error : std::runtime_error {
   errc code;

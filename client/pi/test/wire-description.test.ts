@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { methods, type MethodType } from "../src/methods.js";
+import { ErrorCode } from "../src/protocol.js";
 import { fieldsOf, type FieldDescription, type TypeDescription } from "../src/wire.js";
 
 interface CppMethod {
@@ -21,11 +22,15 @@ interface CppMethod {
 }
 
 /** $HANDOFF_WIRE_DESCRIPTION (set by the CTest registration), else next to $HANDOFFD's build. */
-function cppDescription(): CppMethod[] {
+function describeCpp(...args: string[]): unknown {
   const daemon = process.env["HANDOFFD"] ?? resolve(import.meta.dirname, "../../../../build/daemon/handoffd");
   const tool = process.env["HANDOFF_WIRE_DESCRIPTION"] ?? resolve(dirname(daemon), "../tests/support/wire_description");
   if (!existsSync(tool)) throw new Error(`wire_description not found at ${tool}: build it, or set HANDOFF_WIRE_DESCRIPTION`);
-  return JSON.parse(execFileSync(tool, { encoding: "utf8" })) as CppMethod[];
+  return JSON.parse(execFileSync(tool, args, { encoding: "utf8" }));
+}
+
+function cppDescription(): CppMethod[] {
+  return describeCpp() as CppMethod[];
 }
 
 // The TypeScript side has one number type, and its one-of strings are strings.
@@ -109,4 +114,13 @@ test("a result that does not fit its shape is named to the member", () => {
   );
   const extra = { state: "running", addedLater: true };
   assert.equal(methods.subagentStarted.result.check(extra, ""), extra, "members the shape does not name are kept");
+});
+
+test("ErrorCode is the daemon's error codes: the same names and numbers", () => {
+  const cpp = describeCpp("--errors") as Record<string, number>;
+  // ParseError in TypeScript is parse_error in C++.
+  const snake = (name: string): string => name.replace(/[A-Z]/g, (c, at: number) => (at === 0 ? "" : "_") + c.toLowerCase());
+  const ts = Object.fromEntries(Object.entries(ErrorCode).map(([name, code]) => [snake(name), code]));
+  assert.ok(Object.keys(cpp).length >= 16, `the daemon names ${Object.keys(cpp).length} codes`);
+  assert.deepEqual(ts, cpp);
 });
