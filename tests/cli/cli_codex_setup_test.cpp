@@ -347,3 +347,34 @@ TEST_CASE("setup codex: a symlink, a file that is not regular and a file over 16
   CHECK(has(r.err, c.config.string() + " is larger than 16 MiB"));
   CHECK(fs::file_size(c.config) == big.size());
 }
+
+TEST_CASE("handoff mcp refuses to start on a setting out of its range, naming it, and reads nothing") {
+  temp_dir dir{"handoff-mcp-env"};
+  const std::vector<std::string> base = {"CODEX_HOME=" + (dir / "codex-home").string(), "HOME=" + dir.path().string(),
+                                         "HANDOFF_AUTOSTART=0"};
+  struct bad_setting {
+    std::string variable, value, range;
+  };
+  for (const bad_setting& bad : {bad_setting{"HANDOFF_CODEX_MAX_RUNNING", "0", "from 1 to 32"},
+                                 bad_setting{"HANDOFF_CODEX_MAX_RUNNING", "4x", "from 1 to 32"},
+                                 bad_setting{"HANDOFF_CODEX_TURN_TIMEOUT_S", "-5", "from 1 to 604800"},
+                                 bad_setting{"HANDOFF_CODEX_OUTPUT_BYTES", "100", "from 1024 to 67108864"}}) {
+    CAPTURE(bad.variable);
+    CAPTURE(bad.value);
+    std::vector<std::string> env = base;
+    env.push_back(bad.variable + "=" + bad.value);
+    // An initialize request on stdin: a server that started would answer it.
+    const auto r = run_cli({"mcp"}, R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})" "\n", env);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(has(r.err, "handoff mcp: " + bad.variable + " must be a whole number " + bad.range + " (it is '" + bad.value + "')"));
+  }
+  // In range, and empty (as unset), it starts and answers.
+  std::vector<std::string> env = base;
+  env.push_back("HANDOFF_CODEX_MAX_RUNNING=32");
+  env.push_back("HANDOFF_CODEX_OUTPUT_BYTES=");
+  const auto r = run_cli({"mcp"}, R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})" "\n", env);
+  CHECK(r.status == 0);
+  CHECK(has(r.out, R"("id":1)"));
+  CHECK(has(r.out, "serverInfo"));
+}

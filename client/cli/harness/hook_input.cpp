@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <system_error>
 
@@ -23,14 +25,34 @@ std::string read_hook_stdin(std::size_t most) {
   return in;
 }
 
+namespace {
+
+// The whole of `text` as a decimal number of type T: no sign, space or suffix.
+template <typename T>
+std::optional<T> whole_number(std::string_view text) {
+  T n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
 std::optional<std::int64_t> positive_env(const char* name) {
   const char* value = std::getenv(name);
   if (value == nullptr) return std::nullopt;
-  std::int64_t n = 0;
-  const std::string_view text(value);
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc{} || end != text.data() + text.size() || n <= 0) return std::nullopt;
-  return n;
+  const auto n = whole_number<std::int64_t>(value);
+  return n && *n > 0 ? n : std::nullopt;
+}
+
+std::size_t bounded_env(const char* name, std::size_t fallback, std::size_t low, std::size_t high) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return fallback;
+  const auto n = whole_number<std::size_t>(value);
+  if (!n || *n < low || *n > high)
+    throw std::invalid_argument(std::string(name) + " must be a whole number from " + std::to_string(low) + " to " +
+                                std::to_string(high) + " (it is '" + value + "')");
+  return *n;
 }
 
 }  // namespace handoff::cli

@@ -121,12 +121,8 @@ fs::path codex_binary() {
   return {};
 }
 
-std::size_t codex_output_bytes(const fs::path& home) {
-  const std::string forced = env_or("HANDOFF_CODEX_OUTPUT_BYTES", "");
-  std::size_t value = 0;
-  if (!forced.empty() && std::from_chars(forced.data(), forced.data() + forced.size(), value).ec == std::errc{} &&
-      value >= 1024)
-    return value;
+std::size_t codex_output_bytes(const fs::path& home, std::size_t forced) {
+  if (forced != 0) return forced;
   std::size_t limit = codex_unknown_model_bytes;
   const std::string text = tail_of(home / "config.toml", max_config_bytes);
   if (!text.empty()) {

@@ -24,8 +24,9 @@ std::filesystem::path codex_binary();
 // less the 36 bytes it keeps for its marker. The limit is `tool_output_token_limit` x 4 bytes when
 // config.toml sets that top-level key, else 10,000 bytes: what Codex allows a model it has no
 // metadata for (its catalog models get 10,000 tokens, 40,000 bytes; which model is a catalog one
-// the server cannot know, so it assumes the smaller). $HANDOFF_CODEX_OUTPUT_BYTES overrides it.
-std::size_t codex_output_bytes(const std::filesystem::path& home);
+// the server cannot know, so it assumes the smaller). `forced`, when not 0, is the answer
+// ($HANDOFF_CODEX_OUTPUT_BYTES).
+std::size_t codex_output_bytes(const std::filesystem::path& home, std::size_t forced);
 
 // The parent thread's context use from its rollout (sessions/YYYY/MM/DD/rollout-*-THREAD.jsonl):
 // its latest token_count event's last_token_usage (total_tokens, else input + output) and

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "cli/harness/codex/children.hpp"
 #include "cli/harness/codex/codex_env.hpp"
 #include "cli/harness/codex/entry.hpp"
+#include "cli/harness/hook_input.hpp"
 #include "engine/text/reader_profile.hpp"
 #include "handoff/cancel_signal.hpp"
 #include "protocol/default_paths.hpp"
@@ -128,8 +130,8 @@ std::string string_arg(const json& args, const char* key, bool required) {
 
 class server {
  public:
-  server(codex_children_options options, fs::path home)
-      : home_(std::move(home)), daemon_(options.daemon), children_(std::move(options)) {}
+  server(codex_children_options options, fs::path home, std::size_t output_bytes)
+      : home_(std::move(home)), output_bytes_(output_bytes), daemon_(options.daemon), children_(std::move(options)) {}
 
   int run() {
     std::string line;
@@ -353,7 +355,7 @@ class server {
     p.timeout_ms = timeout;
     p.usage = codex_thread_usage(home_, parent);
     p.reader = std::string(codex_reader.name);
-    const std::size_t cut = codex_output_bytes(home_);
+    const std::size_t cut = codex_output_bytes(home_, output_bytes_);
     p.max_bytes = static_cast<std::int64_t>(
         std::max<std::size_t>(cut > notes_bytes ? cut - notes_bytes : 0, static_cast<std::size_t>(rpc::min_wait_max_bytes)));
     // handoffd lost mid-wait (killed, restarted) took nothing: wait again on the one that
@@ -456,6 +458,7 @@ class server {
   }
 
   fs::path home_;
+  std::size_t output_bytes_;  // $HANDOFF_CODEX_OUTPUT_BYTES, 0 when unset
   daemon_options daemon_;
   codex_children children_;
   std::mutex out_mutex_;
@@ -464,14 +467,6 @@ class server {
   std::size_t in_flight_ = 0;
   std::map<std::string, std::shared_ptr<client::cancel_signal>> cancels_;  // by the request id's JSON
 };
-
-std::size_t env_number(const char* name, std::size_t fallback, std::size_t low, std::size_t high) {
-  const char* set = std::getenv(name);
-  if (set == nullptr || *set == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(set, &end, 10);
-  return *end == '\0' && value >= low && value <= high ? static_cast<std::size_t>(value) : fallback;
-}
 
 }  // namespace
 
@@ -489,9 +484,16 @@ command add_codex_server(CLI::App& app, std::shared_ptr<const daemon_options> da
     options.state_dir = (state != nullptr && *state == '/' ? fs::path(state)
                                                           : fs::path(home != nullptr ? home : "/") / ".local/state") /
                         "handoff" / "codex";
-    options.max_running = env_number("HANDOFF_CODEX_MAX_RUNNING", 4, 1, 32);
-    options.turn_timeout = std::chrono::seconds(env_number("HANDOFF_CODEX_TURN_TIMEOUT_S", 3600, 1, 7 * 86400));
-    auto s = std::make_unique<server>(std::move(options), codex_home());
+    std::size_t output_bytes = 0;
+    try {
+      options.max_running = bounded_env("HANDOFF_CODEX_MAX_RUNNING", 4, 1, 32);
+      options.turn_timeout = std::chrono::seconds(bounded_env("HANDOFF_CODEX_TURN_TIMEOUT_S", 3600, 1, 7 * 86400));
+      output_bytes = bounded_env("HANDOFF_CODEX_OUTPUT_BYTES", 0, 1024, 64 * 1024 * 1024);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "handoff mcp: %s\n", e.what());
+      return exit_usage;
+    }
+    auto s = std::make_unique<server>(std::move(options), codex_home(), output_bytes);
     const int status = s->run();
     // A tool call still running after its grace holds the server: leave without destroying it.
     if (status != 0) std::_Exit(status);
