@@ -45,7 +45,7 @@ struct settings : hb::daemon_options {
   hb::result_mix mix;
 };
 
-// The user a started daemon serves: its runtime, state and agent directories, from which
+// The user a started daemon serves: its runtime, state and cache directories, from which
 // handoffd takes its default socket, queue and store, as it does for a real client.
 struct user_dirs {
   fs::path socket, queue, store;
@@ -54,11 +54,11 @@ struct user_dirs {
     fs::permissions(base / "run", fs::perms::owner_all);
     ::setenv("XDG_RUNTIME_DIR", (base / "run").c_str(), 1);
     ::setenv("XDG_STATE_HOME", (base / "state").c_str(), 1);
-    ::setenv("PI_CODING_AGENT_DIR", (base / "agent").c_str(), 1);
+    ::setenv("XDG_CACHE_HOME", (base / "cache").c_str(), 1);
     ::unsetenv("HANDOFF_SOCKET");
     socket = base / "run" / "handoff" / "handoffd.sock";
     queue = base / "state" / "handoff" / "queue";
-    store = base / "agent" / "cache" / "openpi" / "subagent-results";
+    store = base / "cache" / "handoff" / "results";
   }
 };
 

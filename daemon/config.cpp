@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "system/cli_path.hpp"
+#include "engine/fs/private_dir.hpp"
 #include "engine/text/batch.hpp"
 #include "ledger/preview.hpp"
 #include "protocol/default_paths.hpp"
@@ -33,7 +34,9 @@ void add_options(CLI::App& app, config& cfg) {
   app.set_config("--config", "", "Read options from this INI/TOML file (key = value)");
   app.add_option("--socket", cfg.socket_path, "Unix socket path [$XDG_RUNTIME_DIR/handoff/handoffd.sock]");
   app.add_option("--artifact-dir", cfg.artifact_dir,
-                 "Artifact store [${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results]");
+                 "Artifact store [${XDG_CACHE_HOME:-~/.cache}/handoff/results; while the former default "
+                 "${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results exists, its artifacts "
+                 "are read and collected there until it is empty]");
   app.add_option("--queue-dir", cfg.queue_dir, "Durable queue [${XDG_STATE_HOME:-~/.local/state}/handoff/queue]");
   app.add_option("--cli-path", cfg.cli_path,
                  "Absolute path of the handoff CLI the footers tell the parent to run [handoff beside "
@@ -92,8 +95,11 @@ void add_options(CLI::App& app, config& cfg) {
 void resolve_defaults(config& cfg) {
   if (cfg.socket_path.empty() && (cfg.socket_path = rpc::default_socket_path()).empty())
     throw std::runtime_error("XDG_RUNTIME_DIR is not set; pass --socket PATH");
-  if (cfg.artifact_dir.empty() && (cfg.artifact_dir = rpc::default_artifact_dir()).empty())
-    throw std::runtime_error("neither PI_CODING_AGENT_DIR nor HOME is set; pass --artifact-dir DIR");
+  if (cfg.artifact_dir.empty()) {
+    if ((cfg.artifact_dir = rpc::default_artifact_dir()).empty())
+      throw std::runtime_error("neither XDG_CACHE_HOME nor HOME is set; pass --artifact-dir DIR");
+    cfg.legacy_artifact_dir = rpc::legacy_artifact_dir();
+  }
   if (cfg.queue_dir.empty() && (cfg.queue_dir = rpc::default_queue_dir()).empty())
     throw std::runtime_error("neither XDG_STATE_HOME nor HOME is set; pass --queue-dir DIR");
   if (cfg.cli_path.empty())
@@ -104,6 +110,8 @@ void resolve_defaults(config& cfg) {
   cfg.log_file = std::filesystem::absolute(cfg.log_file);
   cfg.socket_path = std::filesystem::absolute(cfg.socket_path);
   cfg.artifact_dir = std::filesystem::absolute(cfg.artifact_dir);
+  if (!cfg.legacy_artifact_dir.empty()) cfg.legacy_artifact_dir = std::filesystem::absolute(cfg.legacy_artifact_dir);
+  if (normalize_dir(cfg.legacy_artifact_dir) == normalize_dir(cfg.artifact_dir)) cfg.legacy_artifact_dir.clear();
   cfg.queue_dir = std::filesystem::absolute(cfg.queue_dir);
 }
 

@@ -19,7 +19,10 @@ namespace handoff::daemon {
 
 struct config {
   std::filesystem::path socket_path;    // default $XDG_RUNTIME_DIR/handoff/handoffd.sock
-  std::filesystem::path artifact_dir;   // default ${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results
+  std::filesystem::path artifact_dir;   // default ${XDG_CACHE_HOME:-~/.cache}/handoff/results
+  // The store's former default (rpc::legacy_artifact_dir), read and drained while it exists
+  // (legacy_store.hpp); empty when --artifact-dir was given: a store the user chose is the only one.
+  std::filesystem::path legacy_artifact_dir;
   std::filesystem::path queue_dir;      // default ${XDG_STATE_HOME:-~/.local/state}/handoff/queue
   std::string cli_path;                 // the `handoff` the footers name; default cli_path.hpp
 

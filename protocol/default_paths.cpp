@@ -26,6 +26,15 @@ std::filesystem::path default_socket_path() {
 }
 
 std::filesystem::path default_artifact_dir() {
+  std::filesystem::path cache = env_path("XDG_CACHE_HOME");
+  if (!cache.is_absolute()) {
+    const auto home = env_path("HOME");
+    cache = home.empty() ? home : home / ".cache";
+  }
+  return cache.empty() ? cache : cache / "handoff" / "results";
+}
+
+std::filesystem::path legacy_artifact_dir() {
   const auto agent = env_or_home("PI_CODING_AGENT_DIR", std::filesystem::path(".pi") / "agent");
   return agent.empty() ? agent : agent / "cache" / "openpi" / "subagent-results";
 }

@@ -9,9 +9,15 @@ namespace handoff::rpc {
 // $XDG_RUNTIME_DIR/handoff/handoffd.sock (the socket handoffd binds and clients dial).
 std::filesystem::path default_socket_path();
 
-// ${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}/cache/openpi/subagent-results: beside Pi's own agent
-// cache, so the parent's ordinary `read` tool reaches the artifacts.
+// ${XDG_CACHE_HOME:-$HOME/.cache}/handoff/results: the artifact store. A cache of handoff's own,
+// belonging to no harness; each harness's read tool is allowed there by its setup.
+// XDG_CACHE_HOME counts only when absolute (the XDG spec: a relative one is ignored).
 std::filesystem::path default_artifact_dir();
+
+// ${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}/cache/openpi/subagent-results: the store's default
+// before it had a home of its own. Footers delivered then name files there, so while it exists
+// handoffd reads it and collects it until it is empty (docs/design.md §7); nothing creates it.
+std::filesystem::path legacy_artifact_dir();
 
 // ${XDG_STATE_HOME:-$HOME/.local/state}/handoff/queue: the durable queue of pending results.
 std::filesystem::path default_queue_dir();

@@ -75,12 +75,24 @@ if ((uninstall)); then
   for ((i = ${#dirs[@]} - 1; i >= 0; i--)); do rmdir -- "${dirs[$i]}" 2>/dev/null || true; done
   say "removed handoff from $prefix"
   state="${XDG_STATE_HOME:-$HOME/.local/state}/handoff"
-  store="${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}/cache/openpi/subagent-results"
+  # The artifact store as handoffd finds it (an XDG_CACHE_HOME that is not absolute counts as
+  # unset), and its former default, which handoffd drains while it exists.
+  cache="$HOME/.cache"
+  [[ "${XDG_CACHE_HOME:-}" == /* ]] && cache="$XDG_CACHE_HOME"
+  store="$cache/handoff/results"
+  former="${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}/cache/openpi/subagent-results"
+  stores="$store"
+  [[ -d "$former" && ! -L "$former" ]] && stores="$store and $former"
   if ((purge)); then
     rm -rf -- "$state" "$store"
-    say "purged the queue and log ($state) and the artifacts ($store)"
+    rmdir -- "$cache/handoff" 2>/dev/null || true
+    if [[ -d "$former" && ! -L "$former" ]]; then
+      rm -rf -- "$former"
+      rmdir -- "$(dirname "$former")" 2>/dev/null || true
+    fi
+    say "purged the queue and log ($state) and the artifacts ($stores)"
   else
-    say "kept the queue and log ($state) and the artifacts ($store); --purge removes them"
+    say "kept the queue and log ($state) and the artifacts ($stores); --purge removes them"
   fi
   exit 0
 fi

@@ -193,7 +193,7 @@ command add_project_command(CLI::App& app) {
                 "No outline of the omitted lines' headings: head, marker, tail and footer only");
   sub->add_option("--artifact-dir", options->artifact_dir,
                   "Where the full text of a cut result is saved "
-                  "[${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results]");
+                  "[${XDG_CACHE_HOME:-~/.cache}/handoff/results]");
   sub->add_flag("--json", options->json, "Print the projection and its metadata as JSON");
   return command{sub, [options] { return run_project(*options); }};
 }

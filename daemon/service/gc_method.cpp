@@ -2,6 +2,7 @@
 // Params and result: protocol/daemon_messages.hpp (gc_params, gc_result).
 #include <spdlog/spdlog.h>
 
+#include "upkeep/legacy_store.hpp"
 #include "runtime/offload.hpp"
 #include "service.hpp"
 #include "upkeep/store_hygiene.hpp"
@@ -16,6 +17,16 @@ asio::awaitable<reply<rpc::gc_result>> service::gc(std::shared_ptr<connection> c
   const hygiene_settings settings = hygiene_settings::from(cfg_);
   auto collect = [this, &settings, dry_run] { return collect_garbage(store_.dir(), queue_, settings, dry_run); };
   hygiene_report report = co_await offload(pool_, collect);
+  // The former default store drains by the same rules; its outcome goes to the log, the reply
+  // is the store's.
+  if (!dry_run && !cfg_.legacy_artifact_dir.empty()) {
+    try {
+      auto drain = [this, &settings] { return drain_legacy_store(cfg_.legacy_artifact_dir, queue_, settings, false); };
+      log_legacy_drain(cfg_.legacy_artifact_dir, co_await offload(pool_, drain));
+    } catch (const std::exception& e) {
+      spdlog::warn("store gc of the former artifact dir failed: {}", e.what());
+    }
+  }
   if (!dry_run)
     spdlog::info("connection {}: daemon/gc removed {} files", conn->id(), report.outcome.removed.size());
   co_return reply<rpc::gc_result>{to_wire(report), {}};

@@ -10,6 +10,7 @@
 #include "engine/text/text_page.hpp"
 #include "runtime/offload.hpp"
 #include "ledger/preview.hpp"
+#include "upkeep/legacy_store.hpp"
 #include "upkeep/store_hygiene.hpp"
 #include "system/version.hpp"
 
@@ -256,7 +257,17 @@ void service::cancel_request(const std::shared_ptr<connection>& conn, rpc::cance
 asio::awaitable<reply<rpc::artifact_read_result>> service::artifact_read(std::shared_ptr<connection>, rpc::artifact_read_params params) {
   const rpc::artifact_read_params p = std::move(params);
   auto read = [this, &p]() -> std::optional<rpc::artifact_read_result> {
+    std::filesystem::path path = store_.path_of(p.sha256);
     auto file = store_.open(p.sha256);
+    if (!file) {
+      // An older footer's artifact, in the former default store (legacy_store.hpp).
+      try {
+        file = open_legacy_artifact(cfg_.legacy_artifact_dir, p.sha256);
+      } catch (const std::exception& e) {
+        spdlog::debug("artifact/read: {}", e.what());
+      }
+      path = cfg_.legacy_artifact_dir / (p.sha256 + ".txt");
+    }
     if (!file) return std::nullopt;
     page_request request{p.offset, p.limit};
     text_page page;
@@ -266,7 +277,7 @@ asio::awaitable<reply<rpc::artifact_read_result>> service::artifact_read(std::sh
       throw rpc_error(errc::invalid_params, std::string("offset: ") + e.what());
     }
     rpc::artifact_read_result r;
-    r.path = store_.path_of(p.sha256).string();
+    r.path = path.string();
     r.text = std::move(page.text);
     r.first_line = page.first_line;
     r.last_line = page.last_line;

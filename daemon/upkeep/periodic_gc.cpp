@@ -7,6 +7,7 @@
 #include <asio/experimental/as_tuple.hpp>
 #include <spdlog/spdlog.h>
 
+#include "upkeep/legacy_store.hpp"
 #include "runtime/offload.hpp"
 #include "upkeep/store_hygiene.hpp"
 
@@ -36,6 +37,14 @@ asio::awaitable<void> periodic_gc::run() {
       for (const std::string& problem : r.problems) spdlog::warn("store gc: {}", problem);
     } catch (const std::exception& e) {
       spdlog::warn("store gc failed: {}", e.what());
+    }
+    if (!cfg_.legacy_artifact_dir.empty()) {
+      try {
+        auto drain = [this, &settings] { return drain_legacy_store(cfg_.legacy_artifact_dir, queue_, settings, false); };
+        log_legacy_drain(cfg_.legacy_artifact_dir, co_await offload(pool_, drain));
+      } catch (const std::exception& e) {
+        spdlog::warn("store gc of the former artifact dir failed: {}", e.what());
+      }
     }
     if (!periodic) co_return;
     timer_.expires_after(std::chrono::seconds(cfg_.gc_interval_s));

@@ -46,16 +46,21 @@ hygiene_settings hygiene_settings::temps_only() {
 hygiene_report collect_garbage(const std::filesystem::path& store_dir, pending_queue& queue,
                                const hygiene_settings& settings, bool dry_run,
                                std::chrono::system_clock::time_point now) {
+  const unique_fd dir = open_private_dir(store_dir, "artifact dir");
+  return collect_garbage(dir.get(), queue, settings, dry_run, now);
+}
+
+hygiene_report collect_garbage(int dir_fd, pending_queue& queue, const hygiene_settings& settings, bool dry_run,
+                               std::chrono::system_clock::time_point now) {
   hygiene_report r;
   r.dry_run = dry_run;
   r.settings = settings;
-  const unique_fd dir = open_private_dir(store_dir, "artifact dir");
   const auto since = duration_cast<milliseconds>((now - settings.keep_delivered).time_since_epoch()).count();
   const sha256_set refs = queue_references(queue, since, r.problems);
-  r.plan = plan_gc(dir.get(), now, settings.limits, refs);
+  r.plan = plan_gc(dir_fd, now, settings.limits, refs);
   if (dry_run) return r;
 
-  r.outcome = apply_gc(dir.get(), r.plan, [&queue](std::string_view sha) { return queue_holds_text(queue, sha); });
+  r.outcome = apply_gc(dir_fd, r.plan, [&queue](std::string_view sha) { return queue_holds_text(queue, sha); });
   r.problems.insert(r.problems.end(), r.outcome.problems.begin(), r.outcome.problems.end());
   // A tombstone lives as long as what it protects: resends are recognised for as long as their
   // artifact may be kept.

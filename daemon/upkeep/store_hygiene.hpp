@@ -54,6 +54,9 @@ struct hygiene_report {
 hygiene_report collect_garbage(const std::filesystem::path& store_dir, pending_queue& queue,
                                const hygiene_settings& settings, bool dry_run,
                                std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+// The same for a store directory already open at `dir_fd` (legacy_store.hpp's).
+hygiene_report collect_garbage(int dir_fd, pending_queue& queue, const hygiene_settings& settings, bool dry_run,
+                               std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // The `daemon/gc` result (docs/protocol.md).
 rpc::gc_result to_wire(const hygiene_report& r);

@@ -17,14 +17,19 @@ namespace {
 
 std::string errno_text(int code) { return std::strerror(code); }
 
-// Opens `name` in `parent`, creating it (0700) first when it is missing. Intermediate
+// Opens `name` in `parent`, creating it (0700) first when it is missing and `create`; without
+// `create` a missing one gives an empty fd. Intermediate
 // components are opened O_PATH: we only walk through them, and O_PATH needs no read permission
 // on them (a 0711 home directory is fine). The final one is opened O_RDONLY so it can be
 // fsynced and listed.
 unique_fd open_component(int parent, const std::string& name, bool final,
-                         const std::filesystem::path& shown, std::string_view what) {
+                         const std::filesystem::path& shown, std::string_view what, bool create = true) {
   bool created = false;
-  if (::mkdirat(parent, name.c_str(), 0700) == 0) {
+  if (!create) {
+    // Looked at first, so that a missing name is told apart from one we may not open.
+    struct stat st {};
+    if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) return {};
+  } else if (::mkdirat(parent, name.c_str(), 0700) == 0) {
     created = true;
   } else if (errno != EEXIST) {
     refuse("cannot create " + std::string(what) + " " + shown.string() + ": " +
@@ -83,7 +88,9 @@ std::filesystem::path normalize_dir(const std::filesystem::path& dir) {
   return p;
 }
 
-unique_fd open_private_dir(const std::filesystem::path& dir, std::string_view what) {
+namespace {
+
+unique_fd open_private_path(const std::filesystem::path& dir, std::string_view what, bool create) {
   if (!dir.is_absolute()) {
     refuse(std::string(what) + " must be an absolute path, not \"" + dir.string() + "\"");
   }
@@ -100,10 +107,21 @@ unique_fd open_private_dir(const std::filesystem::path& dir, std::string_view wh
   for (std::size_t i = 0; i < parts.size(); ++i) {
     shown /= parts[i];
     const bool final = i + 1 == parts.size();
-    current = open_component(current.get(), parts[i], final, shown, what);
+    current = open_component(current.get(), parts[i], final, shown, what, create);
+    if (!current) return current;
   }
   check_private(current.get(), shown, what);
   return current;
+}
+
+}  // namespace
+
+unique_fd open_private_dir(const std::filesystem::path& dir, std::string_view what) {
+  return open_private_path(dir, what, true);
+}
+
+unique_fd open_existing_private_dir(const std::filesystem::path& dir, std::string_view what) {
+  return open_private_path(dir, what, false);
 }
 
 unique_fd open_private_subdir(int parent_fd, const std::string& name,

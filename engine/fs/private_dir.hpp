@@ -23,6 +23,11 @@ namespace handoff {
 // in that message ("artifact dir", "queue dir").
 unique_fd open_private_dir(const std::filesystem::path& dir, std::string_view what);
 
+// The same, creating nothing: an empty fd when `dir` or one of its ancestors does not exist.
+// What exists is held to the same rules (a symlink at `dir`, a directory not ours or open to
+// others is refused with std::runtime_error).
+unique_fd open_existing_private_dir(const std::filesystem::path& dir, std::string_view what);
+
 // `dir` spelled one way: "/a/./b/" -> "/a/b" (lexically; symlinks are not resolved).
 std::filesystem::path normalize_dir(const std::filesystem::path& dir);
 

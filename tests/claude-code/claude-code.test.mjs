@@ -239,15 +239,16 @@ test('handoffd stopped: the answer arrives whole with one line saying it was not
 
 test('no daemon running: the hook starts handoffd itself, detached (claude -p ends at once), and the 171 KB answer is bounded', async () => {
   await withWorld(async (world) => {
-    // The started daemon takes a user's defaults: the store under PI_CODING_AGENT_DIR, the
-    // queue and its log under XDG_STATE_HOME.
-    world.artifactDir = path.join(world.dir, 'agent', 'cache', 'openpi', 'subagent-results');
+    // The started daemon takes a user's defaults: the store under XDG_CACHE_HOME, the queue and
+    // its log under XDG_STATE_HOME; nothing under PI_CODING_AGENT_DIR, this user has no Pi.
+    world.artifactDir = path.join(world.dir, 'cache', 'handoff', 'results');
     world.setup();
     const answer = longAnswer(3001, 57);
     const { respond, seen } = parentScript({ agents: ['CHILD-AUTO audit'], answers: { 'CHILD-AUTO': answer } });
     const env = {
       HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: handoffdPath,
       PI_CODING_AGENT_DIR: path.join(world.dir, 'agent'), XDG_STATE_HOME: path.join(world.dir, 'state'),
+      XDG_CACHE_HOME: path.join(world.dir, 'cache'),
     };
     try {
       const run = await runClaude(world, respond, { env });
@@ -257,6 +258,7 @@ test('no daemon running: the hook starts handoffd itself, detached (claude -p en
       assert.match(result, /VERDICT: ship it/);
       assert.match(result, /\[Truncated: /);
       assert.equal(world.artifacts().length, 1, 'the full text is in the store the Read rule allows');
+      assert.ok(!fs.existsSync(path.join(world.dir, 'agent')), 'no Pi directory made');
       // claude -p waits for its hooks' output to end: a daemon holding the hook's stdout would
       // have kept it running until the daemon's idle exit.
       assert.ok(run.ms < 60_000, `claude -p took ${run.ms} ms`);

@@ -50,6 +50,7 @@ struct user {
            "XDG_RUNTIME_DIR=" + (dir / "run").string(),
            "XDG_STATE_HOME=" + (dir / "state").string(),
            "PI_CODING_AGENT_DIR=" + (dir / "agent").string(),
+           "XDG_CACHE_HOME=" + (dir / "cache").string(),
            "HANDOFF_SOCKET",
            "HANDOFF_AUTOSTART",
            "HANDOFF_DAEMON=" HANDOFFD_PATH,

@@ -122,7 +122,7 @@ TEST_CASE("directories are 0700 and files 0600 whatever the umask") {
     INFO("umask ", mask);
     temp_dir tmp;
     umask_guard guard(mask);
-    const fs::path dir = tmp.path() / "cache" / "openpi" / "subagent-results";
+    const fs::path dir = tmp.path() / "cache" / "handoff" / "results";
     artifact_store store(dir);
     const artifact_ref ref = store.save("mode check " + std::to_string(mask));
     REQUIRE(ref.saved);
@@ -131,7 +131,7 @@ TEST_CASE("directories are 0700 and files 0600 whatever the umask") {
     CHECK(mode_of(dir) == 0700);
     // The components we had to create are private too (the umask can only narrow 0700).
     CHECK(mode_of(tmp.path() / "cache") == (0700 & ~mask));
-    CHECK(mode_of(tmp.path() / "cache" / "openpi") == (0700 & ~mask));
+    CHECK(mode_of(tmp.path() / "cache" / "handoff") == (0700 & ~mask));
   }
 }
 

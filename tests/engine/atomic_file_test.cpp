@@ -149,3 +149,36 @@ TEST_CASE("open_private_dir walks existing symlinked ancestors but never a symli
   CHECK_THROWS_WITH_AS(open_private_dir("/", "test dir"), doctest::Contains("root"),
                        std::runtime_error);
 }
+
+TEST_CASE("open_existing_private_dir creates nothing and holds what exists to the same rules") {
+  temp_dir tmp;
+  // Missing at the end, or further up: no fd, and nothing made on the way.
+  CHECK_FALSE(open_existing_private_dir(tmp.path() / "cache" / "openpi" / "subagent-results", "test dir"));
+  CHECK_FALSE(fs::exists(tmp.path() / "cache"));
+  fs::create_directories(tmp.path() / "cache" / "openpi");
+  CHECK_FALSE(open_existing_private_dir(tmp.path() / "cache" / "openpi" / "subagent-results", "test dir"));
+  CHECK_FALSE(fs::exists(tmp.path() / "cache" / "openpi" / "subagent-results"));
+
+  const fs::path dir = tmp.path() / "cache" / "openpi" / "subagent-results";
+  fs::create_directory(dir);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
+  const unique_fd fd = open_existing_private_dir(dir, "test dir");
+  REQUIRE(fd);
+  struct stat st {};
+  REQUIRE(::fstat(fd.get(), &st) == 0);
+  CHECK(st.st_ino == lstat_of(dir).st_ino);
+
+  // Open to others, or a symlink at its name: refused, as open_private_dir refuses them.
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec,
+                  fs::perm_options::replace);
+  CHECK_THROWS_WITH_AS(open_existing_private_dir(dir, "test dir"), doctest::Contains("0700"), std::runtime_error);
+  fs::create_directory(tmp.path() / "elsewhere");
+  fs::permissions(tmp.path() / "elsewhere", fs::perms::owner_all, fs::perm_options::replace);
+  fs::create_directory_symlink(tmp.path() / "elsewhere", tmp.path() / "link");
+  CHECK_THROWS_WITH_AS(open_existing_private_dir(tmp.path() / "link", "test dir"), doctest::Contains("is a symlink"),
+                       std::runtime_error);
+  // A dangling symlink at an ancestor's name is not "missing": it is refused too, never made.
+  fs::create_directory_symlink(tmp.path() / "gone", tmp.path() / "dangling");
+  CHECK_THROWS_AS(open_existing_private_dir(tmp.path() / "dangling" / "store", "test dir"), std::runtime_error);
+  CHECK_FALSE(fs::exists(tmp.path() / "gone"));
+}

@@ -63,10 +63,10 @@ std::size_t handoff_position(const ordered_json& groups) {
   return std::string::npos;
 }
 
-bool is_handoff_rule(const ordered_json& rule, std::string_view own) {
+bool is_handoff_rule(const ordered_json& rule, const std::vector<std::string>& own) {
   if (!rule.is_string()) return false;
   const std::string& r = rule.get_ref<const std::string&>();
-  return r == own || (r.starts_with("Read(/") && r.ends_with(store_suffix));
+  return std::find(own.begin(), own.end(), r) != own.end() || (r.starts_with("Read(/") && r.ends_with(store_suffix));
 }
 
 // Removes handoff's hooks from one event's list of matcher groups, and groups left empty.
@@ -103,8 +103,9 @@ std::string read_rule(const std::string& artifact_dir) {
   return "Read(/" + artifact_dir + "/**)";
 }
 
-ordered_json without_handoff(ordered_json settings, const std::string& artifact_dir) {
-  const std::string own = read_rule(artifact_dir);
+ordered_json without_handoff(ordered_json settings, const std::vector<std::string>& artifact_dirs) {
+  std::vector<std::string> own;
+  for (const std::string& dir : artifact_dirs) own.push_back(read_rule(dir));
   if (!settings.is_object()) return settings;
   if (settings.contains("hooks") && settings["hooks"].is_object()) {
     ordered_json& hooks = settings["hooks"];
@@ -138,7 +139,9 @@ ordered_json with_handoff(ordered_json settings, const claude_code_entries& entr
                                 settings["hooks"].contains(event)
                             ? handoff_position(settings["hooks"][event])
                             : std::string::npos);
-  settings = without_handoff(std::move(settings), entries.artifact_dir);
+  std::vector<std::string> own = entries.own_artifact_dirs;
+  own.insert(own.end(), entries.artifact_dirs.begin(), entries.artifact_dirs.end());
+  settings = without_handoff(std::move(settings), own);
   if (!settings.contains("hooks")) settings["hooks"] = ordered_json::object();
   ordered_json& hooks = settings["hooks"];
   for (std::size_t i = 0; i < groups.size(); ++i) {
@@ -153,7 +156,7 @@ ordered_json with_handoff(ordered_json settings, const claude_code_entries& entr
   if (!settings.contains("permissions")) settings["permissions"] = ordered_json::object();
   ordered_json& permissions = settings["permissions"];
   if (!permissions.contains("allow")) permissions["allow"] = ordered_json::array();
-  permissions["allow"].push_back(read_rule(entries.artifact_dir));
+  for (const std::string& dir : entries.artifact_dirs) permissions["allow"].push_back(read_rule(dir));
   return settings;
 }
 

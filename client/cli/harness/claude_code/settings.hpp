@@ -13,18 +13,21 @@
 //                             the notice blocked once its bounded copy is ready, and that copy
 //                             handed to the model (background.hpp)
 //   permissions.allow         "Read(/<artifact-dir>/**)": Claude Code's Read may read the artifact
-//                             store without a prompt (that directory only, read only)
+//                             store without a prompt (that directory only, read only); one rule
+//                             a store (store_dirs.hpp: the former default too, while it exists)
 // A hook is handoff's when its command ends in " hook claude-code" or " hook claude-code
 // --deliver" (whatever the path of the handoff that wrote it), so installing again from another
 // build replaces it, where it stood (an older install's --foreground-agents group on Agent
 // included). The allow rule is
-// handoff's when it is the rule of the store named (--artifact-dir, else the default) or names a
-// default-named store, `Read(/.../subagent-results/**)`. Everything else in the file is kept as it
+// handoff's when it is the rule of a store of store_dirs::own (the one named by --artifact-dir,
+// the default, the former default) or names a store of the former default's name,
+// `Read(/.../subagent-results/**)`. Everything else in the file is kept as it
 // is, in its order. Installing twice is installing once.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,7 +39,8 @@ inline constexpr const char* handoff_events[] = {"PostToolUse", "PostToolUseFail
 
 struct claude_code_entries {
   std::string command;        // the hook command: the quoted handoff executable + " hook claude-code"
-  std::string artifact_dir;   // absolute; its Read allow rule
+  std::vector<std::string> artifact_dirs;      // absolute: a Read allow rule each, in this order
+  std::vector<std::string> own_artifact_dirs;  // absolute: the stores whose rules are handoff's
 };
 
 inline constexpr int hook_timeout_s = 1800;   // the Agent hooks' timeout, seconds (a wait for siblings)
@@ -50,9 +54,9 @@ inline constexpr std::string_view rewake_summary = "handoff: bounded subagent re
 
 // `settings` with handoff's entries put in (replacing any earlier ones of handoff's).
 nlohmann::ordered_json with_handoff(nlohmann::ordered_json settings, const claude_code_entries& entries);
-// `settings` with every entry of handoff's taken out (the Read rule of `artifact_dir`, and any
-// of an artifact store's), and the containers they leave empty.
-nlohmann::ordered_json without_handoff(nlohmann::ordered_json settings, const std::string& artifact_dir);
+// `settings` with every entry of handoff's taken out (the Read rules of `artifact_dirs`, and any
+// of a store of the former default's name), and the containers they leave empty.
+nlohmann::ordered_json without_handoff(nlohmann::ordered_json settings, const std::vector<std::string>& artifact_dirs);
 // The Read allow rule of `artifact_dir` (absolute, no trailing '/').
 std::string read_rule(const std::string& artifact_dir);
 

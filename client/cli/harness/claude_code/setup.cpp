@@ -2,11 +2,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/harness/claude_code/entry.hpp"
 #include "cli/harness/claude_code/settings.hpp"
 #include "cli/harness/settings_file.hpp"
+#include "cli/harness/store_dirs.hpp"
 #include "engine/text/projection_notice.hpp"
 #include "protocol/default_paths.hpp"
 
@@ -52,20 +54,19 @@ int run_claude_code_setup(const claude_code_options& options) {
       return setup_failed("claude-code", "HOME is not set; pass --project DIR for a project's settings", exit_usage);
     path = fs::path(home) / ".claude" / "settings.json";
   }
-  const fs::path store = options.artifact_dir.empty() ? rpc::default_artifact_dir() : fs::path(options.artifact_dir);
-  if (store.empty()) return setup_failed("claude-code", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
-  std::string artifact_dir = fs::absolute(store).lexically_normal().string();
-  while (artifact_dir.size() > 1 && artifact_dir.back() == '/') artifact_dir.pop_back();
+  const std::optional<store_dirs> stores = stores_to_allow(options.artifact_dir);
+  if (!stores) return setup_failed("claude-code", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
   try {
     edit_settings({"claude-code", path, options.remove, options.dry_run},
                   [&](const ordered_json& s) { check_claude_code_shape(s, path); },
                   [&](ordered_json settings) {
-                    if (options.remove) return without_handoff(std::move(settings), artifact_dir);
+                    if (options.remove) return without_handoff(std::move(settings), stores->own);
                     const fs::path self = rpc::own_executable();
                     claude_code_entries entries;
                     append_shell_word(entries.command, self.empty() ? std::string("handoff") : self.string());
                     entries.command += " hook claude-code";
-                    entries.artifact_dir = artifact_dir;
+                    entries.artifact_dirs = stores->allow;
+                    entries.own_artifact_dirs = stores->own;
                     return with_handoff(std::move(settings), entries);
                   });
     return exit_ok;
@@ -80,7 +81,8 @@ run_fn add_claude_code_setup(CLI::App& app) {
   auto options = std::make_shared<claude_code_options>();
   app.add_option("--project", options->project, "Edit DIR/.claude/settings.json instead of the user's settings");
   app.add_option("--artifact-dir", options->artifact_dir,
-                 "The artifact store Read may read [handoffd's default, ~/.pi/agent/cache/openpi/subagent-results]");
+                 "The artifact store Read may read [handoffd's default, ${XDG_CACHE_HOME:-~/.cache}/handoff/results, "
+                 "and its former default while that exists]");
   add_setup_flags(app, options->remove, options->dry_run);
   return [options] { return run_claude_code_setup(*options); };
 }

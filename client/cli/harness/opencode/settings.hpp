@@ -7,12 +7,15 @@
 //                                        beside the config (`.opencode/handoff/` in a project), never
 //                                        in opencode's own plugin/ folder, which it loads by itself
 //   permission.external_directory        "<artifact-dir>/*": "allow": opencode's read may read the
-//                                        artifact store (outside the project) without asking; only
-//                                        when "permission" and its "external_directory" are absent
-//                                        or objects (a single action the user chose stands)
+//                                        artifact store (outside the project) without asking; one
+//                                        rule a store (store_dirs.hpp: the former default too, while
+//                                        it exists); only when "permission" and its
+//                                        "external_directory" are absent or objects (a single action
+//                                        the user chose stands)
 // A "plugin" entry is handoff's when it is a string ending in "/handoff/opencode-plugin.js",
 // whatever the folder, so installing again replaces it where it stood; a permission rule is
-// handoff's when its key is the store's. Everything else is kept as it is, in its order; a
+// handoff's when its key is a store's of store_dirs::own (the one named, the default, the former
+// default). Everything else is kept as it is, in its order; a
 // container handoff leaves empty is taken out. opencode reads its
 // config as JSONC, but a file with comments or trailing commas is refused (its comments would be
 // lost); so is one whose "plugin" is not a list.
@@ -20,6 +23,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,11 +38,13 @@ bool is_handoff_plugin_entry(const nlohmann::ordered_json& entry);
 std::string store_rule(const std::string& artifact_dir);
 
 // `config` with handoff's entries: `plugin_path` in its "plugin" list (replacing any earlier
-// one), and the store's read rule.
+// one), and a read rule for each of `artifact_dirs` (replacing those of `own_dirs`).
 nlohmann::ordered_json with_handoff_plugin(nlohmann::ordered_json config, const std::string& plugin_path,
-                                           const std::string& artifact_dir);
+                                           const std::vector<std::string>& artifact_dirs,
+                                           const std::vector<std::string>& own_dirs);
 
-// `config` without any entry of handoff's (and without a container that leaves empty).
-nlohmann::ordered_json without_handoff_plugin(nlohmann::ordered_json config, const std::string& artifact_dir);
+// `config` without any entry of handoff's (the rules of `own_dirs`), and without a container
+// that leaves empty.
+nlohmann::ordered_json without_handoff_plugin(nlohmann::ordered_json config, const std::vector<std::string>& own_dirs);
 
 }  // namespace handoff::cli

@@ -11,12 +11,14 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/harness/opencode/entry.hpp"
 #include "cli/harness/opencode/plugin.hpp"
 #include "cli/harness/opencode/settings.hpp"
 #include "cli/harness/settings_file.hpp"
+#include "cli/harness/store_dirs.hpp"
 #include "protocol/default_paths.hpp"
 
 namespace handoff::cli {
@@ -118,21 +120,20 @@ int run_opencode_setup(const opencode_options& options) {
     paths.config = dir / "opencode.json";
     paths.plugin = dir / opencode_plugin_file;
   }
-  const fs::path store = options.artifact_dir.empty() ? rpc::default_artifact_dir() : fs::path(options.artifact_dir);
-  if (store.empty()) return setup_failed("opencode", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
-  std::string artifact_dir = fs::absolute(store).lexically_normal().string();
-  while (artifact_dir.size() > 1 && artifact_dir.back() == '/') artifact_dir.pop_back();
+  const std::optional<store_dirs> stores = stores_to_allow(options.artifact_dir);
+  if (!stores) return setup_failed("opencode", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
   try {
     precheck_config(paths.config);
     const auto check = [&](const ordered_json& c) { check_opencode_shape(c, paths.config); };
     if (options.remove) {
       edit_settings({"opencode", paths.config, true, options.dry_run}, check,
-                    [&](ordered_json c) { return without_handoff_plugin(std::move(c), artifact_dir); });
+                    [&](ordered_json c) { return without_handoff_plugin(std::move(c), stores->own); });
       remove_plugin(paths, options);
     } else {
       write_plugin(paths, options);
       edit_settings({"opencode", paths.config, false, options.dry_run}, check,
-                    [&](ordered_json c) { return with_handoff_plugin(std::move(c), paths.plugin.string(), artifact_dir); });
+                    [&](ordered_json c) { return with_handoff_plugin(std::move(c), paths.plugin.string(), stores->allow, stores->own);
+                  });
     }
     return exit_ok;
   } catch (const std::exception& e) {
@@ -149,7 +150,7 @@ run_fn add_opencode_setup(CLI::App& app) {
                  "${XDG_CONFIG_HOME:-~/.config}/opencode/opencode.json");
   app.add_option("--artifact-dir", options->artifact_dir,
                  "The artifact store opencode's read may read without asking [handoffd's default, "
-                 "~/.pi/agent/cache/openpi/subagent-results]");
+                 "${XDG_CACHE_HOME:-~/.cache}/handoff/results, and its former default while that exists]");
   add_setup_flags(app, options->remove, options->dry_run);
   return [options] { return run_opencode_setup(*options); };
 }

@@ -119,7 +119,7 @@ test("install.sh, then a Pi with no -e: the package loads from Pi's settings, st
     assert.ok(Buffer.byteLength(seen) <= 16 * KiB, `wait result ${Buffer.byteLength(seen)} B within 16 KiB`);
     assert.match(seen, /^Subagent sa-[0-9a-f]+ "Report" finished\.\n\nBEGIN inst\n/);
     assert.match(seen, /\nEND inst\n/);
-    const store = join(u.agentDir, "cache", "openpi", "subagent-results");
+    const store = join(u.home, ".cache", "handoff", "results");
     assert.ok(seen.includes(`Full text: ${store}/`), seen.slice(-400));
     const tools = parentRequests(model, "PARENT").flatMap((r) => (r.body.tools ?? []).map((t) => t.function.name));
     assert.ok(tools.includes("subagent_spawn") && tools.includes("subagent_wait"));
