@@ -762,7 +762,10 @@ TEST_CASE("claude-code background: a resumed agent after handoffd forgot its fir
   CHECK(block_reason(hook(s, notice2)).starts_with("handoff: report bounded, " + grouped(second.size()) + " -> "));
   const std::string copy = handed_over(deliver(s, notice2));
   CHECK(copy.find("VERDICT: late") != std::string::npos);
-  CHECK(check_child(d, s.session, "agent-m1.2")["result"]["state"] == "delivered");
+  // Delivered; with --forget-after-ms 100 a slow machine may find it already forgotten, which
+  // only a settled child is (a run of the whole suite under load, 2026-12-05).
+  const std::string second_state = check_child(d, s.session, "agent-m1.2")["result"].value("state", "");
+  CHECK_MESSAGE((second_state == "delivered" || second_state == "forgotten"), second_state);
   // The first report's record is not turned into a child that runs for ever by the capture's
   // refused completion under the first name.
   const std::string first_state = check_child(d, s.session, "agent-m1")["result"].value("state", "");
