@@ -144,8 +144,25 @@ export class World {
     try { return fs.readdirSync(this.artifactDir).filter((f) => f.endsWith('.txt')); } catch { return []; }
   }
 
+  // handoffd processes serving this world's socket that the world did not start (a client's
+  // autostart, --background): their pids, from /proc.
+  strayDaemons() {
+    const out = [];
+    for (const name of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      let argv;
+      try { argv = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0'); } catch { continue; }
+      if (!path.basename(argv[0] ?? '').startsWith('handoffd')) continue;
+      if (argv.includes(`--socket=${this.socket}`) || argv.some((a, i) => a === '--socket' && argv[i + 1] === this.socket)) out.push(Number(name));
+    }
+    return out;
+  }
+
   async close() {
     await this.stopDaemon();
+    // An autostarted handoffd holding an undelivered result would outlive the world (its idle
+    // exit waits for nothing to deliver): it goes with it.
+    for (const pid of this.strayDaemons()) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
     if (process.env.HANDOFF_KEEP) return;
     // A harness's hooks may still be finishing in the world as it is killed.
     fs.rmSync(this.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
