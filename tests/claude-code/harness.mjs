@@ -1,66 +1,22 @@
 // A real Claude Code 2.1.328 (this folder's pinned npm install) on the scripted model, with a
 // real handoffd on a temporary socket and a temporary HOME, for the hook tests.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { World as BaseWorld, cliPath, handoffdPath, longAnswer, runProcess } from '../support/world.mjs';
+
+export { cliPath, handoffdPath, longAnswer };
+
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
 export const claudePath = path.join(here, 'node_modules/.bin/claude');
-export const handoffdPath = process.env.HANDOFFD ?? path.join(root, 'build/daemon/handoffd');
-export const cliPath = process.env.HANDOFF_CLI ?? path.join(root, 'build/client/handoff');
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function accepts(socket) {
-  return new Promise((resolve) => {
-    const c = net.connect(socket);
-    c.once('connect', () => { c.destroy(); resolve(true); });
-    c.once('error', () => resolve(false));
-  });
-}
-
-// A temporary world: HOME, a working directory, and handoffd's socket, store and queue.
-export class World {
+// A temporary world (../support/world.mjs): HOME, a working directory, and handoffd's socket,
+// store and queue.
+export class World extends BaseWorld {
   constructor() {
-    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'handoff-cc-'));
-    this.home = path.join(this.dir, 'home');
-    this.work = path.join(this.dir, 'work');
-    this.run = path.join(this.dir, 'run');
-    this.socket = path.join(this.run, 'handoffd.sock');
-    this.artifactDir = path.join(this.dir, 'artifacts');
-    this.queueDir = path.join(this.dir, 'queue');
-    for (const d of [this.home, this.work]) fs.mkdirSync(d, { recursive: true });
-    fs.mkdirSync(this.run, { mode: 0o700 });
-    this.daemon = undefined;
-  }
-
-  async startDaemon() {
-    const log = fs.openSync(path.join(this.dir, 'handoffd.log'), 'a', 0o600);
-    this.daemon = spawn(handoffdPath, ['--socket', this.socket, '--artifact-dir', this.artifactDir, '--queue-dir', this.queueDir,
-      '--cli-path', cliPath, '--log-level', 'debug'], { stdio: ['ignore', log, log] });
-    fs.closeSync(log);
-    for (let i = 0; i < 500; i++) {
-      if (await accepts(this.socket)) return;
-      await sleep(10);
-    }
-    throw new Error(`handoffd did not listen:\n${this.log()}`);
-  }
-
-  log() {
-    try { return fs.readFileSync(path.join(this.dir, 'handoffd.log'), 'utf8'); } catch { return ''; }
-  }
-
-  async stopDaemon() {
-    if (!this.daemon) return;
-    const d = this.daemon;
-    this.daemon = undefined;
-    d.kill('SIGTERM');
-    await new Promise((r) => (d.exitCode !== null ? r() : d.once('exit', r)));
+    super('handoff-cc-', { home: 'home', work: 'work' });
   }
 
   // `handoff setup claude-code ...` in this HOME.
@@ -71,47 +27,21 @@ export class World {
     return r.stdout;
   }
 
-  artifacts() {
-    try { return fs.readdirSync(this.artifactDir).filter((f) => f.endsWith('.txt')); } catch { return []; }
-  }
-
   // Runs `claude -p` against the model; resolves to { code, stdout, stderr, result, ms }.
   async claude(modelUrl, { prompt = 'Go.', allowedTools = 'Agent,Bash', env = {}, timeoutMs = 240_000 } = {}) {
-    const started = Date.now();
-    const child = spawn(claudePath, ['-p', prompt, '--output-format', 'json', '--allowedTools', allowedTools], {
+    const run = await runProcess(claudePath, ['-p', prompt, '--output-format', 'json', '--allowedTools', allowedTools], {
       cwd: this.work,
       env: {
         ...process.env, HOME: this.home, ANTHROPIC_BASE_URL: modelUrl, ANTHROPIC_API_KEY: 'test-key',
         DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
         HANDOFF_SOCKET: this.socket, ...env,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      timeoutMs,
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    const code = await new Promise((r) => child.on('close', r));
-    clearTimeout(timer);
     let result;
-    try { result = JSON.parse(stdout); } catch { result = undefined; }
-    return { code, stdout, stderr, result, ms: Date.now() - started };
+    try { result = JSON.parse(run.stdout); } catch { result = undefined; }
+    return { ...run, result };
   }
-
-  async close() {
-    await this.stopDaemon();
-    // Claude Code's hooks may still be finishing in HOME as it is killed.
-    fs.rmSync(this.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-  }
-}
-
-// A child's long answer: `finding 0001 ...` lines, then the verdict.
-export function longAnswer(lines, width, tag = '') {
-  const out = [];
-  for (let i = 1; i < lines; i++) out.push(`${tag}finding ${String(i).padStart(4, '0')} ` + 'x'.repeat(Math.max(0, width - 14 - tag.length)));
-  out.push(`${tag}VERDICT: ship it`);
-  return out.join('\n');
 }
 
 // The calls a footer names, in order: { tool: 'Read', offset, limit } or { tool: 'Bash', command }.

@@ -25,7 +25,7 @@ const turnText = (req) => newestTurn(req).map((m) => contentText(m.content)).joi
 // SubagentHandback, as Claude Code tells them to). With `follow`, the parent makes every call the
 // footer of a bounded copy names, through Claude Code's own Read and Bash.
 function script({ agents, answers, follow = false, childDelayMs = 0 }) {
-  const seen = { parentRequests: [], bounded: [], followCalls: [], followResults: undefined, artifact: undefined, typed: [] };
+  const seen = { parentRequests: [], bounded: [], followCalls: [], followResults: undefined, artifact: undefined, typed: [], childAsked: false };
   let round = 0;
   const respond = async (req) => {
     const first = firstUserText(req);
@@ -33,10 +33,12 @@ function script({ agents, answers, follow = false, childDelayMs = 0 }) {
       if (!first.includes(key)) continue;
       if (req.tools?.some((t) => t.name === 'SubagentHandback')) {
         if (toolResults(req).size > 0) return { text: 'handed back' };
-        if (childDelayMs) await sleep(childDelayMs);
+        seen.childAsked = true;
+        if (childDelayMs) await sleep(childDelayMs);  // a slow child on purpose
         return { tools: [{ name: 'SubagentHandback', input: { message: answer } }] };
       }
-      if (childDelayMs) await sleep(childDelayMs);
+      seen.childAsked = true;
+      if (childDelayMs) await sleep(childDelayMs);  // a slow child on purpose
       return { text: answer };
     }
     if (!req.tools?.length) return { text: 'ok' };  // Claude Code's own side requests
@@ -86,11 +88,10 @@ async function session(world, respond, seen, { mode = 'acceptEdits', review = 's
   const tui = new Tui(world, model.url, { mode, env });
   try {
     await tui.waitFor(/❯/);
-    await sleep(1000);
     await tui.type('delegate the audit');
     if (during) await during(tui);
     await until(tui, world, () => done(seen), timeoutMs);
-    await sleep(1500);  // anything that would still arrive (a second copy, the notice itself)
+    await sleep(1500);  // a window for what must not come (a second copy, the notice itself)
     return { screen: tui.screen(), printed: tui.printed(), requests: model.requests };
   } finally {
     await tui.close();
@@ -109,12 +110,12 @@ async function until(tui, world, cond, timeoutMs) {
     if (/Do you want to proceed\?/.test(screen) && /❯ 1\. Yes/.test(screen)) tui.keys('Enter');
     if (/Do you want to proceed\?/.test(screen) && /❯ No\s*\n\s*Yes/.test(screen)) {
       tui.keys('Down');
-      await sleep(200);
+      await tui.waitFor(/❯ Yes/, 10_000, () => tui.visible());  // the choice moved, then Enter
       tui.keys('Enter');
     }
     // Auto mode whose server-side check does not come through: the user stays in auto mode.
     if (/Enter to stay in auto mode/.test(screen)) tui.keys('Enter');
-    await sleep(250);
+    await sleep(250);  // the poll interval
   }
 }
 
@@ -194,7 +195,6 @@ test('a report just over the cap (18.8 KB) is bounded too, and the user\'s scree
     let screen = '';
     try {
       await tui.waitFor(/❯/);
-      await sleep(1000);
       await tui.type('delegate the audit');
       await until(tui, world, () => seen.bounded.length > 0, 90_000);
       // What the user is left looking at, once Claude Code has drawn the delivery's summary.
@@ -248,7 +248,11 @@ test('handoffd stopped mid-session (SIGSTOP, it accepts and never answers): with
     const answer = longAnswer(3001, 57);
     const { respond, seen } = script({ agents: ['CHILD-SLOW audit'], answers: { 'CHILD-SLOW': answer }, childDelayMs: 2000 });
     const arrived = (s) => s.parentRequests.some((r) => turnText(r).includes('VERDICT: ship it'));
-    const stop = async () => { await sleep(500); process.kill(world.daemon.pid, 'SIGSTOP'); };
+    // Stopped while the child works (2 s), so its report meets a daemon that never answers.
+    const stop = async (tui) => {
+      await until(tui, world, () => seen.childAsked, 60_000);
+      process.kill(world.daemon.pid, 'SIGSTOP');
+    };
     try {
       await session(world, respond, seen, { done: arrived, during: stop, timeoutMs: 90_000 });
     } finally {
@@ -268,24 +272,25 @@ test('a prompt the user typed while the agent ran, and another typed (not sent) 
     world.setup();
     const answer = longAnswer(3001, 57);
     const { respond, seen } = script({ agents: ['CHILD-BUSY audit'], answers: { 'CHILD-BUSY': answer }, childDelayMs: 4000 });
+    // Both typed while the child works (4 s): the first sent, the second left in the input box
+    // once the model has the first (the box is empty again), where it is when the report lands.
     const during = async (tui) => {
-      await sleep(1500);
+      await until(tui, world, () => seen.childAsked, 60_000);
       await tui.type('typed: first question');
-      await sleep(1000);
-      tui.keys('-l', 'typed: second question');  // still in the input box when the report lands
+      await until(tui, world, () => seen.typed.includes('typed: first question'), 30_000);
+      tui.keys('-l', 'typed: second question');
     };
     const ready = (s) => s.bounded.length > 0;
     const model = await startModel(respond);
     const tui = new Tui(world, model.url, { mode: 'acceptEdits' });
     try {
       await tui.waitFor(/❯/);
-      await sleep(1000);
       await tui.type('delegate the audit');
       await during(tui);
       await until(tui, world, () => ready(seen), 90_000);
       tui.keys('Enter');
       await until(tui, world, () => seen.typed.includes('typed: second question'), 30_000);
-      await sleep(1500);
+      await sleep(1500);  // a window for what must not come (a second copy of the report)
     } finally {
       await tui.close();
       await model.close();

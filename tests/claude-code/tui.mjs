@@ -58,24 +58,43 @@ export class Tui {
       .replace(/\x1b[()][A-Z0-9]|\x1b[78]/g, '');
   }
 
+  // The whole scrollback; visible(): only what is on the terminal now.
   screen() {
     return tmux(this.socket, 'capture-pane', '-p', '-S', '-');
   }
 
-  async waitFor(pattern, timeoutMs = 60_000) {
+  visible() {
+    return tmux(this.socket, 'capture-pane', '-p');
+  }
+
+  // Resolves with the screen (`read()`: the scrollback unless told) once it shows `pattern`.
+  async waitFor(pattern, timeoutMs = 60_000, read = () => this.screen()) {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const s = this.screen();
+      const s = read();
       if (pattern.test(s)) return s;
       if (Date.now() > until) throw new Error(`the screen never showed ${pattern}:\n${s}`);
-      await sleep(200);
+      await sleep(200);  // the poll interval
     }
   }
 
-  // Types `text` as a user would and presses Enter.
-  async type(text) {
+  // Types `text` as a user would and presses Enter once the input box shows it (an Enter that
+  // came first would send the prompt cut short). Keys sent while the just drawn prompt does not
+  // take input yet are lost: typed again after `retypeMs` without an echo.
+  async type(text, { timeoutMs = 15_000, retypeMs = 5_000 } = {}) {
+    const shown = () => this.visible().split(text).length - 1;
+    const before = shown();
     tmux(this.socket, 'send-keys', '-l', text);
-    await sleep(300);
+    const start = Date.now();
+    let retyped = false;
+    while (shown() <= before) {
+      if (Date.now() > start + timeoutMs) throw new Error(`the input box never showed ${JSON.stringify(text)}:\n${this.visible()}`);
+      if (!retyped && Date.now() > start + retypeMs) {
+        tmux(this.socket, 'send-keys', '-l', text);
+        retyped = true;
+      }
+      await sleep(50);  // the poll interval
+    }
     tmux(this.socket, 'send-keys', 'Enter');
   }
 
@@ -91,7 +110,7 @@ export class Tui {
     const all = pane ? descendants(pane) : [];
     spawnSync('tmux', ['-S', this.socket, 'kill-server']);
     for (const pid of all) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
-    for (let i = 0; i < 100 && all.some(alive); i++) await sleep(50);
+    for (let i = 0; i < 100 && all.some(alive); i++) await sleep(50);  // poll until gone, 5 s at most
   }
 }
 

@@ -321,9 +321,14 @@ TEST_CASE("claude-code background: a deliverer started before its gate waits for
   capture(s, subagent_stop(s.session, "agent-n1", report));
   const json notice = prompt_submit(s.session, task_notification("agent-n1", report));
 
-  // Claude Code starts both UserPromptSubmit hooks at once; here the deliverer is well ahead.
+  // Claude Code starts both UserPromptSubmit hooks at once; here the deliverer is well ahead: it
+  // has said it runs (its start in the spool) before the gate begins.
   std::future<cli_result> deliverer = start_deliverer(s, notice);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string key = prompt_key_of(s.session, notice["prompt"].get<std::string>());
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (spool_names(s, "started-" + key).empty() && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the poll interval
+  REQUIRE(spool_names(s, "started-" + key).size() == 1);
   block_reason(gate_alone(s, notice));
   const auto gated = std::chrono::steady_clock::now();
   const std::string copy = handed_over(deliverer.get());
@@ -684,7 +689,7 @@ TEST_CASE("claude-code background: the spool is a 0700 directory of 0600 files")
       std::async(std::launch::async, [deliverer] { return deliverer->finish(std::chrono::seconds(30)); });
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (spool_names(s, "started-" + key).empty() && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the poll interval
   REQUIRE(spool_names(s, "started-" + key).size() == 1);
   deliverer->signal(SIGSTOP);
   struct let_go {
@@ -749,7 +754,7 @@ TEST_CASE("claude-code background: a resumed agent after handoffd forgot its fir
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (check_child(d, s.session, "agent-m1")["result"].value("state", "") != "forgotten" &&
          std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the poll interval
   REQUIRE(check_child(d, s.session, "agent-m1")["result"]["state"] == "forgotten");
 
   capture(s, subagent_stop(s.session, "agent-m1", second));
@@ -757,7 +762,10 @@ TEST_CASE("claude-code background: a resumed agent after handoffd forgot its fir
   CHECK(block_reason(hook(s, notice2)).starts_with("handoff: report bounded, " + grouped(second.size()) + " -> "));
   const std::string copy = handed_over(deliver(s, notice2));
   CHECK(copy.find("VERDICT: late") != std::string::npos);
-  CHECK(check_child(d, s.session, "agent-m1.2")["result"]["state"] == "delivered");
+  // Delivered; with --forget-after-ms 100 a slow machine may find it already forgotten, which
+  // only a settled child is (a run of the whole suite under load, 2026-12-05).
+  const std::string second_state = check_child(d, s.session, "agent-m1.2")["result"].value("state", "");
+  CHECK_MESSAGE((second_state == "delivered" || second_state == "forgotten"), second_state);
   // The first report's record is not turned into a child that runs for ever by the capture's
   // refused completion under the first name.
   const std::string first_state = check_child(d, s.session, "agent-m1")["result"].value("state", "");

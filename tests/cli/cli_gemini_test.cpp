@@ -23,6 +23,7 @@
 
 #include "cli_process.hpp"
 #include "support/daemon_process.hpp"
+#include "support/daemon_status.hpp"
 #include "support/raw_client.hpp"
 #include "support/temp_dir.hpp"
 
@@ -405,7 +406,7 @@ TEST_CASE("hook gemini: two calls of one turn share one budget - the first waits
     results[0] = hook(first, s.env({"HANDOFF_HOOK_SIBLINGS_WAIT_MS=60000"}));
     first_done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  REQUIRE(handoff::test::waits_asleep(daemon.socket(), 1));
   CHECK_FALSE(first_done.load());  // batchWith: it waits for the call its turn marked beside it
   json second = s.base("AfterTool", inputs[1]);
   second["tool_response"] = local_response(answers[1]);

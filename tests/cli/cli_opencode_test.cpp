@@ -18,6 +18,7 @@
 
 #include "cli_process.hpp"
 #include "support/daemon_process.hpp"
+#include "support/daemon_status.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -162,7 +163,8 @@ TEST_CASE("hook opencode: a sibling that failed is cancelled, and the other's wa
   std::thread waiting([&r, input, env = hook_env(daemon.socket(), {"HANDOFF_HOOK_SIBLINGS_WAIT_MS=60000"})] {
     r = hook(input, env);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // it has completed and waits for call_bad
+  // It has completed call_ok and sleeps in a wait for call_bad.
+  REQUIRE(handoff::test::waits_asleep(daemon.socket(), 1));
   const auto failed_at = std::chrono::steady_clock::now();
   const cli_result failed =
       hook(json{{"event", "failed"}, {"sessionID", "ses_parent"}, {"callID", "call_bad"}}, hook_env(daemon.socket()));

@@ -34,7 +34,7 @@ json status(const daemon_process& d) { return json::parse(handoff_run(d, {"statu
 bool queue_drains(const daemon_process& d) {
   for (int i = 0; i < 200; ++i) {
     if (status(d)["queue"]["results"] == 0) return true;
-    std::this_thread::sleep_for(milliseconds(20));
+    std::this_thread::sleep_for(milliseconds(20));  // the poll interval
   }
   return false;
 }

@@ -11,6 +11,7 @@
 #include "engine/fs/sha256.hpp"
 #include "handoff/client.hpp"
 #include "support/daemon_process.hpp"
+#include "support/daemon_status.hpp"
 #include "support/raw_client.hpp"
 
 using namespace handoff;
@@ -210,9 +211,11 @@ TEST_CASE("a wait given a cancel_signal: raised while asleep or before the call,
     return e.kind() == error_kind::rpc && e.code() == rpc::errc::request_cancelled;
   };
 
+  // Raised once the wait is asleep in handoffd (the "before the call" case follows).
   client::cancel_signal from_thread;
+  bool asleep = false;
   std::thread raiser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // either way: asleep or not yet
+    asleep = test::waits_asleep(d.socket(), 1);
     from_thread.raise();
   });
   bool thrown = false;
@@ -222,6 +225,7 @@ TEST_CASE("a wait given a cancel_signal: raised while asleep or before the call,
     thrown = cancelled(e);
   }
   raiser.join();
+  CHECK(asleep);
   CHECK(thrown);
 
   client::cancel_signal already;

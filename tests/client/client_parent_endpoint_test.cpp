@@ -11,6 +11,7 @@
 
 #include "handoff/parent_endpoint.hpp"
 #include "support/daemon_process.hpp"
+#include "support/daemon_status.hpp"
 #include "support/raw_client.hpp"
 
 using namespace handoff;
@@ -60,7 +61,7 @@ std::string state_of(connection& c, const std::string& parent, const std::string
 bool queue_drains(connection& c) {
   for (int i = 0; i < 200; ++i) {
     if (queued_results(c) == 0) return true;
-    std::this_thread::sleep_for(milliseconds(20));
+    std::this_thread::sleep_for(milliseconds(20));  // the poll interval
   }
   return false;
 }
@@ -204,8 +205,9 @@ TEST_CASE("daemon requests arriving while our own call waits are handled, not dr
 
   // While the endpoint sits in subagent/wait for "slow", another child completes: the daemon
   // auto-delivers it to this very connection, mid-call.
-  std::thread other([&d] {
-    std::this_thread::sleep_for(milliseconds(200));
+  bool asleep = false;
+  std::thread other([&d, &asleep] {
+    asleep = test::waits_asleep(d.socket(), 1);
     connection worker = connect_to(d);
     complete(worker, "p", "fast", "fast result");
   });
@@ -216,6 +218,7 @@ TEST_CASE("daemon requests arriving while our own call waits are handled, not dr
   const rpc::wait_result r = c.wait(w);
   other.join();
 
+  CHECK(asleep);
   CHECK(r.timed_out);
   CHECK(r.pending == std::vector<std::string>{"slow"});
   CHECK(usage_asked == 1);

@@ -1,29 +1,17 @@
 // A real Codex CLI 0.169.0 (this folder's pinned npm install) on the scripted Responses model, with
 // a real handoffd on a temporary socket and a temporary HOME / CODEX_HOME / TMPDIR.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { World as BaseWorld, cliPath, handoffdPath, longAnswer, parseEvents, runProcess } from '../support/world.mjs';
+
+export { cliPath, handoffdPath, longAnswer, parseEvents };
+
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
 // The native binary (the npm wrapper `node_modules/.bin/codex` only execs it).
 export const codexPath = process.env.CODEX_BIN
   ?? path.join(here, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex');
-export const handoffdPath = process.env.HANDOFFD ?? path.join(root, 'build/daemon/handoffd');
-export const cliPath = process.env.HANDOFF_CLI ?? path.join(root, 'build/client/handoff');
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function accepts(socket) {
-  return new Promise((resolve) => {
-    const c = net.connect(socket);
-    c.once('connect', () => { c.destroy(); resolve(true); });
-    c.once('error', () => resolve(false));
-  });
-}
 
 // A TOML basic string.
 export function tomlString(s) {
@@ -50,37 +38,16 @@ export function mcpServerToml(name, { command, args = [], env, env_vars, tool_ti
   return lines.join('\n') + '\n';
 }
 
-// The events of `codex exec --json` (one JSON object a line; other lines are ignored).
-export function parseEvents(stdout) {
-  const events = [];
-  for (const line of stdout.split('\n')) {
-    if (!line.trim()) continue;
-    try { events.push(JSON.parse(line)); } catch { /* not an event */ }
-  }
-  return events;
-}
-
 // The thread id of a `codex exec --json` run (its `thread.started` event).
 export function threadId(events) {
   return events.find((e) => e.type === 'thread.started')?.thread_id;
 }
 
-// A temporary world: HOME, CODEX_HOME, TMPDIR, a working directory, and handoffd's socket, store
-// and queue.
-export class World {
+// A temporary world (../support/world.mjs): HOME, CODEX_HOME, TMPDIR, a working directory, and
+// handoffd's socket, store and queue; Codex's config.toml.
+export class World extends BaseWorld {
   constructor() {
-    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'handoff-codex-'));
-    this.home = path.join(this.dir, 'home');
-    this.codexHome = path.join(this.dir, 'codex-home');
-    this.tmp = path.join(this.dir, 'tmp');
-    this.work = path.join(this.dir, 'work');
-    this.run = path.join(this.dir, 'run');
-    this.socket = path.join(this.run, 'handoffd.sock');
-    this.artifactDir = path.join(this.dir, 'artifacts');
-    this.queueDir = path.join(this.dir, 'queue');
-    for (const d of [this.home, this.codexHome, this.tmp, this.work]) fs.mkdirSync(d, { recursive: true });
-    fs.mkdirSync(this.run, { mode: 0o700 });
-    this.daemon = undefined;
+    super('handoff-codex-', { home: 'home', codexHome: 'codex-home', tmp: 'tmp', work: 'work' });
     this.modelUrl = undefined;
     this.mcpServers = new Map();
     this.extraConfig = '';
@@ -135,34 +102,6 @@ export class World {
     };
   }
 
-  async startDaemon() {
-    const log = fs.openSync(path.join(this.dir, 'handoffd.log'), 'a', 0o600);
-    this.daemon = spawn(handoffdPath, ['--socket', this.socket, '--artifact-dir', this.artifactDir, '--queue-dir', this.queueDir,
-      '--cli-path', cliPath, '--log-level', 'debug'], { stdio: ['ignore', log, log] });
-    fs.closeSync(log);
-    for (let i = 0; i < 500; i++) {
-      if (await accepts(this.socket)) return;
-      await sleep(10);
-    }
-    throw new Error(`handoffd did not listen:\n${this.log()}`);
-  }
-
-  log() {
-    try { return fs.readFileSync(path.join(this.dir, 'handoffd.log'), 'utf8'); } catch { return ''; }
-  }
-
-  async stopDaemon() {
-    if (!this.daemon) return;
-    const d = this.daemon;
-    this.daemon = undefined;
-    d.kill('SIGTERM');
-    await new Promise((r) => (d.exitCode !== null ? r() : d.once('exit', r)));
-  }
-
-  artifacts() {
-    try { return fs.readdirSync(this.artifactDir).filter((f) => f.endsWith('.txt')); } catch { return []; }
-  }
-
   // Every rollout file under CODEX_HOME/sessions.
   rollouts() {
     const out = [];
@@ -195,33 +134,10 @@ export class World {
     const from = model ? model.requests.length : 0;
     const argv = ['exec', ...(resume ? ['resume', resume] : []), '--json', '--skip-git-repo-check',
       '--dangerously-bypass-approvals-and-sandbox', '-o', lastFile, ...args, prompt];
-    const child = spawn(codexPath, argv, { cwd, env: this.env(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    const [code, signal] = await new Promise((r) => child.on('close', (c, s) => r([c, s])));
-    clearTimeout(timer);
+    const run = await runProcess(codexPath, argv, { cwd, env: this.env(env), timeoutMs });
     let last;
     try { last = fs.readFileSync(lastFile, 'utf8'); } catch { last = undefined; }
-    const events = parseEvents(stdout);
-    return {
-      code, signal, stdout, stderr, events, thread: threadId(events), last,
-      requests: model ? model.requests.slice(from) : [], ms: Date.now() - started,
-    };
+    const events = parseEvents(run.stdout);
+    return { ...run, events, thread: threadId(events), last, requests: model ? model.requests.slice(from) : [] };
   }
-
-  async close() {
-    await this.stopDaemon();
-    fs.rmSync(this.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-  }
-}
-
-// A child's long answer: `finding 0001 ...` lines, then the verdict.
-export function longAnswer(lines, width, tag = '') {
-  const out = [];
-  for (let i = 1; i < lines; i++) out.push(`${tag}finding ${String(i).padStart(4, '0')} ` + 'x'.repeat(Math.max(0, width - 14 - tag.length)));
-  out.push(`${tag}VERDICT: ship it`);
-  return out.join('\n');
 }

@@ -129,12 +129,14 @@ class CodexTui {
       const s = this.screen();
       if (pattern.test(s)) return s;
       if (Date.now() > until) throw new Error(`the screen never showed ${pattern}:\n${s}`);
-      await sleep(200);
+      await sleep(200);  // the poll interval
     }
   }
 
   // Types `prompt` and presses Enter until Codex takes it (`taken()`): Enter before its app-server
-  // has started the thread is dropped.
+  // has started the thread is dropped. The composer cannot be watched for the text instead of the
+  // 300 ms: Codex holds keys that come fast as a paste and draws them only with a later key (a
+  // wait for the echo saw the empty composer for 15 s, 2026-12-05); taken() is what is awaited.
   async submit(prompt, taken, timeoutMs = 45_000) {
     tmux(this.socket, 'send-keys', '-l', prompt);
     await sleep(300);
@@ -142,7 +144,7 @@ class CodexTui {
     while (!taken()) {
       if (Date.now() > until) throw new Error(`Codex never took the prompt:\n${this.screen()}`);
       tmux(this.socket, 'send-keys', 'Enter');
-      for (let i = 0; i < 15 && !taken(); i++) await sleep(100);
+      for (let i = 0; i < 15 && !taken(); i++) await sleep(100);  // 1.5 s for it to be taken, then Enter again
     }
   }
 
@@ -159,11 +161,11 @@ class CodexTui {
     const sockets = socketPaths(all);
     spawnSync('tmux', ['-S', this.socket, 'kill-server']);
     for (const pid of all) try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ }
-    for (let i = 0; i < 40 && all.some(alive); i++) await sleep(50);
+    for (let i = 0; i < 40 && all.some(alive); i++) await sleep(50);  // poll until gone, 2 s at most
     // Anything started meanwhile (a child the server was starting) too.
     const left = withDescendants([...all.filter(alive), ...runFrom(this.world.codexHome)]);
     for (const pid of left) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
-    for (let i = 0; i < 100 && left.some(alive); i++) await sleep(50);
+    for (let i = 0; i < 100 && left.some(alive); i++) await sleep(50);  // poll until gone, 5 s at most
     for (const p of sockets) for (const f of [p, `${p}.lock`]) fs.rmSync(f, { force: true });
   }
 }
@@ -290,10 +292,12 @@ test('TUI with approvals on request: the user allows each handoff tool by keys, 
       if (prompt && /enter to submit/.test(screen) && asked.at(-1) !== prompt[1]) {
         asked.push(prompt[1]);
         tui.keys('Down');
+        // A guess that the choice has moved: the screen without colours does not show which
+        // option is chosen. (A second Down would move past it; Enter alone picks the first.)
         await sleep(200);
         tui.keys('Enter');
       }
-      await sleep(200);
+      await sleep(200);  // the poll interval
       screen = tui.screen();
     }
     assert.deepEqual(asked, ['subagent_spawn', 'subagent_wait']);

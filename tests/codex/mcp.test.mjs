@@ -10,6 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, cliPath, longAnswer } from './harness.mjs';
+import { waitFor } from '../support/world.mjs';
 import { callOutputs, hasPrompt, mcpCall, startModel } from './scripted-responses.mjs';
 
 const KiB = 1024;
@@ -188,7 +189,7 @@ test('handoffd killed (kill -9) between spawn and wait: the server starts anothe
       env: { HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: process.env.HANDOFFD ?? path.resolve('build/daemon/handoffd') },
     });
     // Once the child is running (its model request arrived), handoffd dies.
-    while (!model.requests.some((r) => hasPrompt(r, 'CHILD-KILL'))) await new Promise((r) => setTimeout(r, 50));
+    await waitFor('the child\'s model request', () => model.requests.some((r) => hasPrompt(r, 'CHILD-KILL')), { timeoutMs: 120_000 });
     world.daemon.kill('SIGKILL');
     await new Promise((r) => world.daemon.once('exit', r));
     world.daemon = undefined;
@@ -278,14 +279,8 @@ test('Codex killed mid-wait: the finished child\'s result stays queued, and the 
     let out = '';
     parent.stdout.on('data', (d) => (out += d));
     // Once the fast child's result is in handoffd and the wait is asleep there, Codex dies.
-    const asleep = () => {
-      try {
-        const status = JSON.parse(execFileSync(cliPath, ['status', '--json'], { env: world.env(), encoding: 'utf8' }));
-        return status.waits === 1 && status.children.completed === 1 && status.children.running === 1;
-      } catch { return false; }
-    };
-    for (let i = 0; i < 600 && !asleep(); i++) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(asleep(), 'the wait sleeps in handoffd with the fast child completed and the slow one running');
+    await world.waitForStatus('the wait asleep in handoffd with the fast child completed and the slow one running',
+      (status) => status.waits === 1 && status.children.completed === 1 && status.children.running === 1, { timeoutMs: 60_000 });
     parent.kill('SIGKILL');
     await new Promise((r) => parent.once('close', r));
     const thread = out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.type === 'thread.started').thread_id;

@@ -39,7 +39,7 @@ bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seco
   const auto until = std::chrono::steady_clock::now() + timeout;
   while (!pred()) {
     if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the poll interval
   }
   return true;
 }

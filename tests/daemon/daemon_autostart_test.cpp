@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli_process.hpp"
+#include "support/daemon_status.hpp"
 #include "support/socket_probe.hpp"
 #include "support/temp_dir.hpp"
 
@@ -100,7 +101,7 @@ bool gone(pid_t pid, std::chrono::milliseconds within) {
     std::string line;
     if (!std::getline(stat, line)) return true;
     if (const auto close = line.rfind(')'); close != std::string::npos && line[close + 2] == 'Z') return true;
-    std::this_thread::sleep_for(10ms);
+    std::this_thread::sleep_for(10ms);  // the poll interval
   }
   return false;
 }
@@ -195,6 +196,9 @@ TEST_CASE("an autostarted daemon with no client exits after its idle time, and w
 TEST_CASE("a client keeps an idle daemon up: it exits only once the last connection has been gone for its idle time") {
   user u("400");
   cli_process watcher({"watch", "--parent", "p"}, {}, u.env);  // stays connected
+  // The watcher started the daemon and is connected to it (beside the status's own connection).
+  REQUIRE(handoff::test::status_becomes(u.socket, [](const auto& s) { return s.at("connections") >= 2; }));
+  // Three idle times with only the watcher connected: the point of the test, not a guess.
   std::this_thread::sleep_for(1200ms);
   REQUIRE(u.daemons().size() == 1);
   const pid_t pid = u.daemons().front();

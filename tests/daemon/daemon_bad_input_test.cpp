@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "support/daemon_process.hpp"
+#include "support/daemon_status.hpp"
 #include "support/raw_client.hpp"
 
 using namespace handoff::test;
@@ -119,7 +120,7 @@ TEST_CASE("abrupt disconnects mid-frame and mid-wait leave the daemon serving") 
     raw_client c(d.socket());
     c.call("subagent/started", {{"parentId", "p"}, {"childId", "a"}});
     c.send({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "subagent/wait"}, {"params", {{"parentId", "p"}, {"childIds", {"a"}}}}});
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(waits_asleep(d.socket(), 1));  // hung up mid-wait, not before the wait was read
   }
   still_serving(d);
   // The result completed after the waiter vanished is still there for the next wait.
@@ -151,7 +152,8 @@ TEST_CASE("connections beyond the cap are refused with an error") {
   CHECK(json::parse(*frame)["error"]["code"] == -32004);
   CHECK(extra.closed_within(std::chrono::seconds(5)));
   held.pop_back();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // The freed place is taken again: the daemon has seen the hang-up (status's connection counts).
+  REQUIRE(status_becomes(d.socket(), [](const json& s) { return s.at("connections") == 3; }));
   still_serving(d);
 }
 

@@ -117,6 +117,8 @@ std::optional<hc::connection> connect(const crash_run& run) {
   }
 }
 
+// Every pause here is on purpose, none waits for an order: a reconnect's or an idle poller's
+// back-off, the random load between kills, a dead socket met for a moment, the drain's poll.
 void pause_ms(int ms) { std::this_thread::sleep_for(milliseconds(ms)); }
 
 std::size_t below(std::mt19937_64& rng, std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); }

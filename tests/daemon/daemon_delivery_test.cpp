@@ -67,7 +67,7 @@ TEST_CASE("idle parent: usage asked, batch delivered, acknowledged, queue emptie
   CHECK(p["sections"][1]["text"] == "short result b");
   CHECK(queued(worker) == 2);  // not acknowledged yet
   answer(parent, deliver, json::object());
-  for (int i = 0; i < 100 && queued(worker) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && queued(worker) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll, 2 s
   CHECK(queued(worker) == 0);
   CHECK(worker.call("subagent/check", {{"parentId", "p"}, {"childId", "a"}})["result"]["state"] == "delivered");
 
@@ -86,7 +86,9 @@ TEST_CASE("a completion arriving while the parent is idle is delivered without a
   raw_client parent(d.socket()), worker(d.socket());
   register_parent(parent, "p");
   parent.notify("parent/state", {{"parentId", "p"}, {"state", "idle"}});
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // parent/state takes effect as it is read, before the next frame (docs/protocol.md): once the
+  // status sent after it is answered, the parent is idle.
+  REQUIRE(parent.call("daemon/status", nullptr).contains("result"));
   complete(worker, "p", "late", "late result");
   json deliver = next_delivery(parent, nullptr);
   CHECK(deliver["params"]["sections"][0]["childId"] == "late");
@@ -173,7 +175,7 @@ TEST_CASE("an unacknowledged delivery is resent with the same id after the paren
   CHECK(again["params"]["sections"][0]["text"] == "result a");
   answer(parent, again, json::object());
   raw_client probe(d.socket());
-  for (int i = 0; i < 100 && queued(probe) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && queued(probe) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll, 2 s
   CHECK(queued(probe) == 0);
 }
 

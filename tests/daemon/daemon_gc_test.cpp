@@ -133,7 +133,10 @@ TEST_CASE("daemon/gc removes old unreferenced artifacts and stale temps, keeps t
   // Once acknowledged (and keep-delivered is 0), the delivered artifact is no longer protected.
   parent.send({{"jsonrpc", "2.0"}, {"id", deliver["id"]}, {"result", json::object()}});
   for (int i = 0; i < 200 && worker.call("daemon/status", nullptr)["result"]["queue"]["results"] != 1; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll, 4 s
+  REQUIRE(worker.call("daemon/status", nullptr)["result"]["queue"]["results"] == 1);
+  // The acknowledgement was stamped in milliseconds before the status saw it; gc protects what
+  // was delivered at or after now - keep-delivered (0 s): a later millisecond, not an order.
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   CHECK(removed_names(gc(worker, false)) == std::set<std::string>{unacked + ".txt"});
   CHECK(in_store(d, held));
@@ -187,7 +190,7 @@ TEST_CASE("stale temp files are swept when handoffd starts, even with periodic c
   bool swept = false;
   for (int i = 0; i < 500 && !swept; ++i) {
     swept = !fs::exists(d.artifact_dir() / ".tmp-0000000000000001");
-    if (!swept) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!swept) std::this_thread::sleep_for(std::chrono::milliseconds(10));  // poll, 5 s
   }
   CHECK(swept);
   CHECK(in_store(d, ancient));  // periodic collection is off: only temps go
@@ -233,7 +236,8 @@ TEST_CASE("status counts the store right after every change, also when it answer
   };
   CHECK(files() == 0);
   save_one("a");
-  // Once the directory has been quiet for a while, the listing is kept and reused...
+  // Once the directory has been quiet for a while, the listing is kept and reused... (Each 200 ms
+  // below is that quiet time, longer than store_listing's 50 ms settle: what is tested.)
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   CHECK(files() == 1);
   CHECK(files() == 1);
@@ -258,7 +262,7 @@ TEST_CASE("daemon/status sees each change to a quiet store at once, also after t
   // hand, which the very next status must count (the store's watch drops the listing first).
   auto rounds = [&](int from, int count) {
     for (int i = from; i < from + count; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(120));
+      std::this_thread::sleep_for(std::chrono::milliseconds(120));  // quiet past store_listing's 50 ms settle
       REQUIRE(files() == i);
       REQUIRE(files() == i);
       plant_artifact(d, "planted by hand " + std::to_string(i), std::chrono::seconds(0));

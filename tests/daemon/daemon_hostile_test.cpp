@@ -366,14 +366,14 @@ TEST_CASE("clients that never read or send a byte a second leave others served i
     while (!done) {
       const long now = vm_rss_kib(pid);
       if (now > peak) peak = now;
-      std::this_thread::sleep_for(20ms);
+      std::this_thread::sleep_for(20ms);  // the RSS sampling interval
     }
   });
   std::thread dribble([&] {
     const std::string frame = R"({"jsonrpc":"2.0","id":1,"method":"daemon/status"})" "\n";
     for (std::size_t i = 0; i < frame.size() && !done; ++i) {
       for (auto& d : dribblers) ::send(d->fd(), frame.data() + i, 1, MSG_NOSIGNAL);
-      std::this_thread::sleep_for(1s);
+      std::this_thread::sleep_for(1s);  // slow on purpose: the dribblers under test
     }
   });
   try {

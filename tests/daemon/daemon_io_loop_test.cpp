@@ -82,9 +82,11 @@ TEST_CASE("the I/O thread polls within --spin-us of a request and sleeps once it
     REQUIRE(to_polling.call("daemon/status", nullptr).contains("result"));
     add(polled, polled_looks, running_looks(polling.pid(), 4ms));
     REQUIRE(to_sleeping.call("daemon/status", nullptr).contains("result"));
-    std::this_thread::sleep_for(1ms);  // its answer written, the thread back in epoll_wait
+    // Its answer written, the thread back in epoll_wait: a guess, which is why the bound on
+    // `slept` below allows half the looks to find it still running.
+    std::this_thread::sleep_for(1ms);
     add(slept, slept_looks, running_looks(sleeping.pid(), 4ms));
-    std::this_thread::sleep_for(50ms);
+    std::this_thread::sleep_for(50ms);  // well past the 10 ms --spin-us window: what is tested
     add(after, after_looks, running_looks(polling.pid(), 4ms));
   }
   MESSAGE("I/O thread running or runnable: " << polled << " of " << polled_looks << " looks within the window, "
@@ -101,7 +103,7 @@ TEST_CASE("the I/O thread polls within --spin-us of a request and sleeps once it
 
   // Idle: asleep in epoll_wait, no CPU used.
   const double idle_before = io_thread_cpu_seconds(polling.pid());
-  std::this_thread::sleep_for(1s);
+  std::this_thread::sleep_for(1s);  // the idle second measured
   const double idle = io_thread_cpu_seconds(polling.pid()) - idle_before;
   MESSAGE("I/O thread CPU over 1 s idle: " << idle * 1e3 << " ms");
   CHECK(idle <= 0.01);

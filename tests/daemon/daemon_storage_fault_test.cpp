@@ -160,7 +160,7 @@ bool all_threads_asleep(pid_t pid) {
     return true;
   };
   if (!look()) return false;
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a second look: asleep, not passing through
   return look();
 }
 

@@ -145,14 +145,13 @@ TEST_CASE("WATCHDOG_PID naming another process gets READY=1 but no pings, they a
 
 TEST_CASE("a malformed NOTIFY_SOCKET is reported and otherwise ignored") {
   daemon_under_manager d({{"NOTIFY_SOCKET", "relative/notify"}, {"WATCHDOG_USEC", "200000"}});
-  std::this_thread::sleep_for(milliseconds(100));
   bool served = false;
   for (int i = 0; i < 500 && !served; ++i) {
     try {
       raw_client c(d.socket);
       served = c.call("daemon/status", nullptr).contains("result");
     } catch (const std::exception&) {
-      std::this_thread::sleep_for(milliseconds(10));
+      std::this_thread::sleep_for(milliseconds(10));  // not listening yet: the poll interval, 5 s in all
     }
   }
   CHECK(served);

@@ -18,6 +18,7 @@
 
 #include "support/child_process.hpp"
 #include "support/raw_client.hpp"
+#include "support/socket_probe.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -135,13 +136,13 @@ TEST_CASE("every system call, socket and mapping handoffd makes is allowed by ha
                          "--socket", socket.string(), "--artifact-dir", (dir / "a").string(), "--queue-dir",
                          (dir / "q").string()},
                         {}, {"NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS"}, dir / "log"});
+  // Up once it accepts (listen() follows bind(): the socket file alone is not enough).
   bool up = false;
   for (int i = 0; i < 1000 && !up; ++i) {
-    up = fs::is_socket(fs::symlink_status(socket));
-    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    up = fs::is_socket(fs::symlink_status(socket)) && socket_accepts(socket);
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the poll interval, 10 s in all
   }
   REQUIRE_MESSAGE(up, traced.log());
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // listen() follows bind()
   exercise(socket);
 
   // SIGTERM to handoffd itself (strace's child: the pid on the trace's first line).

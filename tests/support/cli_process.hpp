@@ -41,6 +41,8 @@ class cli_process {
   cli_process(const cli_process&) = delete;
   cli_process& operator=(const cli_process&) = delete;
 
+  pid_t pid() const noexcept { return process_.pid(); }  // -1 once reaped
+
   // Sends `signo` to the running process (SIGSTOP, SIGINT, ...).
   void signal(int signo) const {
     if (process_.pid() <= 0 || ::kill(process_.pid(), signo) != 0) throw std::runtime_error("kill failed");

@@ -94,7 +94,7 @@ describe("Pi adapter", () => {
     await busy(s);
     await s.worker.completed({ parentId: s.sessionId, childId: "a", title: "task a", status: "done", finalText: "result a" });
     await s.worker.completed({ parentId: s.sessionId, childId: "b", title: "task b", status: "error", error: "boom", finalText: "partial b" });
-    await delay(300);
+    await delay(300);  // a window for a delivery that must not come (the daemon's coalescing is 50 ms)
     assert.equal(s.pi.sent.length, 0, "nothing is delivered while the parent is busy");
     assert.equal((await s.worker.status()).queue.results, 2);
 
@@ -190,7 +190,7 @@ describe("Pi adapter", () => {
     await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "slow to land" });
     await settle(s);
     await eventually("sendMessage to be called", () => s.pi.sent.length === 1);
-    await delay(150);
+    await delay(150);  // a window for an acknowledgement that must not come
     assert.equal((await s.worker.status()).queue.deliveries, 1, "not acknowledged before its message_end");
     assert.ok(sent !== undefined);
     await s.pi.land(sent);
@@ -202,7 +202,7 @@ describe("Pi adapter", () => {
     await s.worker.completed({ parentId: s.sessionId, childId: "b", status: "done", finalText: "never taken" });
     await settle(s);
     await eventually("the failed attempt", () => s.deliveries.some((e) => e.outcome === "failed"));
-    await delay(200);
+    await delay(200);  // a window for an acknowledgement that must not come
     assert.equal((await s.worker.status()).queue.results, 1, "a rejected delivery stays queued");
   });
 
@@ -227,7 +227,7 @@ describe("Pi adapter", () => {
     await busy(s);
     await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
     await s.pi.emit("agent_end", { messages: [] }, s.ctx);  // Pi is retrying: isIdle() is false
-    await delay(300);
+    await delay(300);  // a window for a delivery that must not come
     assert.equal(s.pi.sent.length, 0);
     s.ctx.idle = true;
     await s.pi.emit("agent_settled", { aborted: false }, s.ctx);
@@ -252,7 +252,7 @@ describe("Pi adapter", () => {
     await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
     s.ctx.idle = true;
     await s.pi.emit("agent_end", { messages: [] }, s.ctx);
-    await delay(300);
+    await delay(300);  // a window for a delivery that must not come
     assert.equal(s.pi.sent.length, 0, "waits for agent_settled");
     await s.pi.emit("agent_settled", { aborted: false }, s.ctx);
     await eventually("the delivery", () => s.pi.sent.length === 1);
@@ -296,10 +296,12 @@ describe("Pi adapter", () => {
     await s.adapter.started("e1", "quick one");
     const abort = new AbortController();
     const waiting = s.adapter.wait(["e1"], { signal: abort.signal });
-    await delay(300);  // the wait is at handoffd, asleep
+    await eventually("the wait asleep in handoffd", async () => (await s.worker.status()).waits === 1);
     // This event loop blocked: another process completes the child and handoffd answers the
     // wait; then the Esc comes before the answer is read.
     completeBlocking(s.daemon.socketPath, s.sessionId, "e1", "BEGIN e1\nthe answer written before the Esc\nEND e1");
+    // handoffd writes its answer meanwhile: a margin, since this blocked process cannot watch its
+    // socket (status's waits drops as the wait wakes, before the answer is written).
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
     abort.abort();
     const error = await waiting.then(
@@ -379,13 +381,13 @@ describe("Pi adapter across daemon restarts", () => {
     await s.daemon.kill();
     await s.daemon.launch();
     await eventually("the reconnection", () => s.events.some((e) => e.type === "connected" && e.reconnected));
-    await delay(300);
+    await delay(300);  // a window for a delivery that must not come
     assert.equal(s.pi.sent.length, 0, "the re-sent state is busy: nothing yet");
     await settle(s);
     await eventually("the delivery", () => s.pi.sent.length === 1);
     await s.worker.ready(5_000);
     await queueEmpty(s.worker);
-    await delay(200);
+    await delay(200);  // a window for a second copy that must not come
     assert.equal(s.pi.sent.length, 1);
     assert.ok((s.pi.sent[0]?.message.content as string).includes("kept on disk"));
   });

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { HandoffClient, type ClientEvent } from "../src/client.js";
 import { HandoffError } from "../src/errors.js";
 import { ErrorCode, type WaitResult } from "../src/protocol.js";
-import { completeBlocking, Daemon, delay, eventually, numberedReport } from "./support/daemon.js";
+import { completeBlocking, Daemon, eventually, numberedReport } from "./support/daemon.js";
 
 async function rejection(promise: Promise<unknown>): Promise<HandoffError> {
   try {
@@ -180,7 +180,8 @@ describe("HandoffClient against handoffd", () => {
     await client.started({ parentId: "p6", childId: "late" });
     const abort = new AbortController();
     const waiting = client.wait({ parentId: "p6", childIds: ["late"] }, { signal: abort.signal });
-    setTimeout(() => abort.abort(), 100);
+    await eventually("the wait asleep in handoffd", async () => (await client.status()).waits === 1, 5_000);
+    abort.abort();
     const error = await rejection(waiting);
     assert.equal(error.kind, "aborted");
 
@@ -195,7 +196,8 @@ describe("HandoffClient against handoffd", () => {
     const abort = new AbortController();
     const late: unknown[] = [];
     const waiting = client.wait({ parentId: "p6b", childIds: ["slow"] }, { signal: abort.signal, onLateResult: (r) => late.push(r) });
-    setTimeout(() => abort.abort(), 100);
+    await eventually("the wait asleep in handoffd", async () => (await client.status()).waits === 1, 5_000);
+    abort.abort();
     const error = await rejection(waiting);
     assert.equal(error.kind, "aborted");
     // handoffd answered the cancel with -32800: the side connection is gone at once, not after the grace.
@@ -214,8 +216,8 @@ describe("HandoffClient against handoffd", () => {
     const abort = new AbortController();
     const late: WaitResult[] = [];
     const waiting = client.wait({ parentId: "p6c", childIds: ["quick"] }, { signal: abort.signal, onLateResult: (r) => late.push(r) });
-    await eventually("the wait's connection", async () => (await client.status()).connections === 2, 3_000);
-    await delay(300);  // its initialize answered and the wait sent and read
+    // Its initialize answered and the wait sent, read and asleep in handoffd.
+    await eventually("the wait asleep in handoffd", async () => (await client.status()).waits === 1, 5_000);
     // With this event loop blocked, another process completes the child: handoffd answers the
     // wait, and the answer sits unread in this process's socket until the loop runs again.
     completeBlocking(daemon.socketPath, "p6c", "quick", "answered before the Esc");
@@ -256,7 +258,7 @@ describe("HandoffClient across a daemon restart", () => {
       await client.connect();
       await client.started({ parentId: "r", childId: "pending" });
       const inFlight = rejection(client.wait({ parentId: "r", childIds: ["pending"] }));
-      await delay(100);  // let the wait reach the daemon (nothing observable marks it)
+      await eventually("the wait asleep in handoffd", async () => (await client.status()).waits === 1);
       await daemon.kill();
       const lost = await inFlight;
       assert.equal(lost.kind, "connection-lost");

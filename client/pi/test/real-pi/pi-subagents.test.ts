@@ -337,7 +337,7 @@ test("background on Pi 0.85.1: a 146 KB answer arrives within 24 KiB with the no
     assertMiddleReadBack(conversation, `delegate:\n${full}`);
 
     // Consumed by the bridge's wait: nothing is pending, and no second delivery comes on idle.
-    await delay(1500);
+    await delay(1500);  // a window for a second delivery that must not come
     assert.equal(pi.where((e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "handoff").length, 0);
     const status = await client.status();
     client.close();

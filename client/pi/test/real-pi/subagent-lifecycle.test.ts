@@ -92,7 +92,7 @@ test("a failing child completes with status error; past the limit spawns queue a
     async (request) => {
       if (request.firstUser.startsWith("CHILD one")) {
         firstChildRunning = true;
-        await new Promise((done) => setTimeout(done, 1_000));
+        await new Promise((done) => setTimeout(done, 1_000));  // a slow child on purpose: two spawns overlap it
         firstChildRunning = false;
         return { text: "first done" };
       }

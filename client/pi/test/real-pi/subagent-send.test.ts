@@ -256,7 +256,7 @@ test("a send to a running child is answered when its turn ends; a send after can
 
   const waitFrom = s.pi.events.length;
   await s.pi.prompt("PARENT wait for the slow one");
-  await delay(500);
+  await delay(500);  // a window for turn 2 to start, which it must not
   assert.equal(secondAskedAt, 0, "turn 2 has not started while turn 1 runs");
   releaseFirst?.();
   const waited = await toolEnd(s.pi, "subagent_wait", 60_000, waitFrom);
@@ -301,7 +301,7 @@ test("a send survives a handoffd restart in the middle: the second turn's answer
   await eventually("the second turn to ask the model", () => secondAsked, 30_000);
 
   await s.daemon.kill();
-  await delay(300);
+  await delay(300);  // down for a moment on purpose; what follows waits for what it needs
   await s.daemon.launch();
   await eventually("the second turn known to the new daemon", async () => {
     try {
@@ -373,7 +373,12 @@ test("subagent_list names every state of 10 children (queued, running, completed
         }, 30_000);
         // Its guard and Pi (the task is on their command lines) gone, not only its bash command.
         await eventually("the cancelled sleeper to end", () => processesWith("CHILD sleep to cancel").length === 0 || undefined, 30_000);
-        await delay(300);  // the completions' answers and the sleeper's exit have reached the extension
+        // The completions' answers and the sleeper's exit have reached the extension: its
+        // subagents status line counts none of them running any more.
+        await eventually("no child running in the extension's status", () => {
+          const line = check?.pi.where((e) => e.type === "extension_ui_request" && e["statusKey"] === "handoff-subagents").at(-1);
+          return (line !== undefined && !String(line["statusText"] ?? "").includes("running")) || undefined;
+        }, 30_000);
         return {
           toolCalls: ["Run one", "Run two", "Run three", "Wait one", "Wait two"].map((title) => ({
             name: "subagent_spawn",

@@ -63,7 +63,7 @@ export class Daemon {
         throw new Error(`handoffd exited at start; log:\n${this.log()}`);
       }
       if (await accepts(this.socketPath)) return;
-      await delay(10);
+      await delay(10);  // the poll interval
     }
     throw new Error(`handoffd did not listen within 5 s; log:\n${this.log()}`);
   }
@@ -121,7 +121,7 @@ export async function eventually<T>(what: string, probe: () => T | false | undef
     const value = await probe();
     if (value !== false && value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await delay(20);
+    await delay(20);  // the poll interval
   }
 }
 
