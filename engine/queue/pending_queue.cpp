@@ -1,5 +1,5 @@
-// The queue's public calls: each checks what memory knows, then hands a change to the writer
-// (queue_writer.cpp) and answers when its group is on disk.
+// The queue's calls: each checks what memory knows, then hands a change to the writer
+// (queue_writer.cpp) and answers when its group is on disk. pending_queue forwards to them.
 #include "engine/queue/pending_queue.hpp"
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "engine/queue/journal_entry.hpp"
 #include "engine/fs/private_dir.hpp"
 #include "engine/queue/queue_change.hpp"
+#include "engine/queue/queue_core.hpp"
 #include "engine/queue/queue_disk.hpp"
 #include "engine/fs/sha256.hpp"
 
@@ -54,19 +55,21 @@ std::string checked_meta(std::string meta, const std::string& what) {
 
 }  // namespace
 
+static_assert(pending_queue::expired_file == queue_tombstones::expired_file);
+
 // The queue directory is checked (ours, 0700, not a symlink) before anything is created in it.
-pending_queue::pending_queue(std::filesystem::path dir, queue_options options)
+queue_core::queue_core(std::filesystem::path dir, queue_options options)
     : dir_(normalize_dir(dir)),
       options_(options),
       dir_fd_(open_private_dir(dir_, what_dir)),
       lock_fd_(lock_queue(dir_fd_.get(), dir_)),
       texts_(dir_ / "texts", when_moved::refuse, "queued text"),
       texts_fd_(open_area(dir_fd_.get(), dir_, "texts")),
-      done_fd_(open_area(dir_fd_.get(), dir_, "done")),
+      tombstones_(dir_fd_.get(), dir_),
       journal_(dir_fd_.get(), dir_),
       writer_([this] { write_loop(); }) {}
 
-pending_queue::~pending_queue() {
+queue_core::~queue_core() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -75,20 +78,20 @@ pending_queue::~pending_queue() {
   writer_.join();
 }
 
-void pending_queue::require_recovered() const {
+void queue_core::require_recovered() const {
   if (!recovered_) throw std::logic_error("pending_queue: call recover() before using the queue");
 }
 
-void pending_queue::submit(std::shared_ptr<change> c) {
+void queue_core::submit(change_ptr c) {
   submitted_.push_back(std::move(c));
   wake_writer_.notify_one();
 }
 
 // Hashing, measuring and encoding need no shared state: done before taking the lock. Throws
 // std::invalid_argument for what cannot be stored (not UTF-8).
-std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion& c, std::string_view text) {
-  auto ch = std::make_shared<change>();
-  ch->what = change::kind::put;
+queue_core::change_ptr queue_core::make_put(const completion& c, std::string_view text) {
+  auto ch = std::make_shared<queue_change>();
+  ch->what = queue_change::kind::put;
   ch->key = completion_key(c.parent_id, c.child_id);
   ch->place = text.size() >= options_.file_text_bytes ? text_place::in_file : text_place::in_journal;
   check_storable(held_result{0, c, {}, {}, 0});  // refuses non-UTF-8 before anything is written
@@ -118,24 +121,24 @@ std::shared_ptr<pending_queue::change> pending_queue::make_put(const completion&
 // A resend (held, being put, or delivered already) is answered from memory, or written by the
 // writer once the first put is settled: its text is not written ahead, which would cost a write,
 // an fsync and the spare file for nothing.
-bool pending_queue::known_already(const std::string& key) const {
+bool queue_core::known_already(const std::string& key) const {
   std::lock_guard lock(mutex_);
-  return by_key_.contains(key) || putting_.contains(key) || find_tombstone(key).has_value();
+  return index_.holds(key) || putting_.contains(key) || tombstones_.find(key).has_value();
 }
 
-bool pending_queue::has_spare_text() const { return texts_.has_spare(); }
+bool queue_core::has_spare_text() const { return texts_.has_spare(); }
 
-bool pending_queue::changes_waiting() const {
+bool queue_core::changes_waiting() const {
   std::lock_guard lock(mutex_);
   return stopping_ || !submitted_.empty();
 }
 
-void pending_queue::keep_spare_text() {
+void queue_core::keep_spare_text() {
   if (changes_waiting()) return;  // they go first (the next group's end tries again)
   texts_.keep_spare();            // none made: a put opens its own
 }
 
-void pending_queue::keep_zeros_ahead() {
+void queue_core::keep_zeros_ahead() {
   // Changes are waiting: they go first, before and while the zeros are written. Under load the
   // writer seldom finds none waiting, and its groups extend the file as before: zeros laid down
   // between groups held them up (the load bench 15% slower) for a sync saved on groups that
@@ -147,8 +150,8 @@ void pending_queue::keep_zeros_ahead() {
                       [this] { return changes_waiting(); });
 }
 
-void pending_queue::put_async(const completion& c, std::string_view final_text, put_callback done) {
-  std::shared_ptr<change> ch;
+void queue_core::put_async(const completion& c, std::string_view final_text, put_callback done) {
+  change_ptr ch;
   try {
     ch = make_put(c, final_text);
   } catch (...) {
@@ -163,16 +166,16 @@ void pending_queue::put_async(const completion& c, std::string_view final_text, 
     std::lock_guard lock(mutex_);
     require_recovered();
     const held_result& h = ch->held;
-    if (const auto it = by_key_.find(ch->key); it != by_key_.end()) {
-      if (it->second.held.sha256 != h.sha256) {
+    if (const queue_index::entry* held = index_.find(ch->key)) {
+      if (held->held.sha256 != h.sha256) {
         error = std::make_exception_ptr(queue_conflict(describe(c) + " already completed with another final text"));
       } else {
-        answer = {it->second.held, true, false};
+        answer = {held->held, true, false};
       }
     } else if (const auto p = putting_.find(ch->key); p != putting_.end()) {
       p->second.push_back(ch);  // asked again once the first one is settled
       return;
-    } else if (const auto t = find_tombstone(ch->key)) {
+    } else if (const auto t = tombstones_.find(ch->key)) {
       if (t->sha256 != h.sha256) {
         error = std::make_exception_ptr(queue_conflict(describe(c) + " was already delivered with another final text"));
       } else {
@@ -218,32 +221,16 @@ pending_queue::put_outcome pending_queue::put(const completion& c, std::string_v
   return promise.get_future().get();
 }
 
-bool pending_queue::was_delivered(std::string_view parent_id, std::string_view child_id) const {
+bool queue_core::was_delivered(std::string_view parent_id, std::string_view child_id) const {
   const std::string key = completion_key(parent_id, child_id);
   std::lock_guard lock(mutex_);
-  return find_tombstone(key).has_value();
+  return tombstones_.find(key).has_value();
 }
 
-std::optional<tombstone> pending_queue::find_tombstone(const std::string& key) const {
-  if (const auto it = recent_tombstones_.find(key); it != recent_tombstones_.end()) return it->second;
-  if (const auto it = unwritten_tombstones_.find(key); it != unwritten_tombstones_.end()) return it->second;
-  if (const auto it = unfiled_tombstones_.find(key); it != unfiled_tombstones_.end()) return it->second;
-  std::string why;
-  const auto bytes = read_queue_file(done_fd_.get(), key, "done/" + key, why);
-  return bytes ? decode_tombstone(*bytes, why) : std::nullopt;
-}
-
-const pending_queue::entry* pending_queue::find_held(std::uint64_t seq) const {
-  const auto k = key_by_seq_.find(seq);
-  if (k == key_by_seq_.end()) return nullptr;
-  const auto it = by_key_.find(k->second);
-  return it == by_key_.end() ? nullptr : &it->second;
-}
-
-mapped_file pending_queue::open_text(const held_result& r) const {
+mapped_file queue_core::open_text(const held_result& r) const {
   {
     std::lock_guard lock(mutex_);
-    const entry* held = find_held(r.seq);
+    const queue_index::entry* held = index_.find(r.seq);
     if (held == nullptr) {
       throw queue_error("the final text of result " + std::to_string(r.seq) + " is no longer in the queue");
     }
@@ -252,10 +239,10 @@ mapped_file pending_queue::open_text(const held_result& r) const {
     // to read_text_bytes is read, not mapped: the caller reads it whole, and a pread of 256 KiB
     // from the page cache is tens of µs (see mapped_file). A larger one is mapped, so that a
     // batch of many costs page cache, not the daemon's heap.
-    const location& where = held->where;
+    const queue_index::location& where = held->where;
     if (where.place == text_place::in_journal)
       return mapped_file(journal_.segment_fd(where.segment), where.text_offset, r.shape.bytes,
-                         r.shape.bytes <= read_text_bytes);
+                         r.shape.bytes <= pending_queue::read_text_bytes);
   }
   std::optional<mapped_file> text = texts_.open(r.sha256);
   if (!text) {
@@ -264,40 +251,38 @@ mapped_file pending_queue::open_text(const held_result& r) const {
   return std::move(*text);
 }
 
-std::optional<std::filesystem::path> pending_queue::text_file(const held_result& r) const {
+std::optional<std::filesystem::path> queue_core::text_file(const held_result& r) const {
   std::lock_guard lock(mutex_);
-  const entry* held = find_held(r.seq);
+  const queue_index::entry* held = index_.find(r.seq);
   if (held == nullptr || held->where.place != text_place::in_file) return std::nullopt;
   return texts_.path_of(r.sha256);
 }
 
-std::optional<handoff::text_file> pending_queue::linkable_text(const held_result& r) const {
+std::optional<handoff::text_file> queue_core::linkable_text(const held_result& r) const {
   std::lock_guard lock(mutex_);
-  const entry* held = find_held(r.seq);
+  const queue_index::entry* held = index_.find(r.seq);
   if (held == nullptr || held->where.place != text_place::in_file) return std::nullopt;
   return handoff::text_file{texts_fd_.get(), r.sha256 + ".txt"};
 }
 
-std::vector<std::string> pending_queue::held_texts() const {
+std::vector<std::string> queue_core::held_texts() const {
   std::lock_guard lock(mutex_);
   std::vector<std::string> out;
-  out.reserve(text_refs_.size());
-  for (const auto& [sha, ref] : text_refs_) out.push_back(sha);
-  for (const auto& [key, t] : recent_tombstones_) out.push_back(t.sha256);
+  out.reserve(index_.results());
+  index_.append_texts(out);
+  tombstones_.append_recent_texts(out);
   return out;
 }
 
-bool pending_queue::holds_text(std::string_view sha256) const {
+bool queue_core::holds_text(std::string_view sha256) const {
   std::lock_guard lock(mutex_);
-  if (text_refs_.contains(std::string(sha256))) return true;
-  return std::any_of(recent_tombstones_.begin(), recent_tombstones_.end(),
-                     [&](const auto& kv) { return kv.second.sha256 == sha256; });
+  return index_.uses_text(std::string(sha256)) || tombstones_.recent_text(sha256);
 }
 
-void pending_queue::begin_delivery(const stored_delivery& d) {
+void queue_core::begin_delivery(const stored_delivery& d) {
   if (d.delivery_id.empty()) throw std::invalid_argument("a delivery needs an id");
-  auto ch = std::make_shared<change>();
-  ch->what = change::kind::delivery;
+  auto ch = std::make_shared<queue_change>();
+  ch->what = queue_change::kind::delivery;
   ch->delivery = d;
   ch->heads.push_back(encode_entry_head(
       entry_kind::delivery, checked_meta(encode_delivery(d), "delivery " + d.delivery_id), 0));
@@ -308,46 +293,42 @@ void pending_queue::begin_delivery(const stored_delivery& d) {
   if (ch->error) std::rethrow_exception(ch->error);
 }
 
-std::vector<std::string> pending_queue::complete_delivery(std::string_view delivery_id) {
+std::vector<std::string> queue_core::complete_delivery(std::string_view delivery_id) {
   std::vector<std::uint64_t> seqs;
   {
     std::lock_guard lock(mutex_);
     require_recovered();
-    const auto it = deliveries_.find(std::string(delivery_id));
-    if (it == deliveries_.end()) return {};
-    seqs = it->second.first.seqs;
+    const stored_delivery* d = index_.delivery(std::string(delivery_id));
+    if (d == nullptr) return {};
+    seqs = d->seqs;
   }
   return retire_blocking(seqs, std::string(delivery_id));
 }
 
-std::vector<std::string> pending_queue::consume(const std::vector<std::uint64_t>& seqs) {
+std::vector<std::string> queue_core::consume(const std::vector<std::uint64_t>& seqs) {
   return retire_blocking(seqs, {});
 }
 
 // Memory lets go at once (nothing can consume a result twice); the disk follows with the group.
-std::vector<std::string> pending_queue::retire_blocking(const std::vector<std::uint64_t>& seqs, std::string ack_id) {
-  auto ch = std::make_shared<change>();
-  ch->what = change::kind::retire;
+std::vector<std::string> queue_core::retire_blocking(const std::vector<std::uint64_t>& seqs, std::string ack_id) {
+  auto ch = std::make_shared<queue_change>();
+  ch->what = queue_change::kind::retire;
   const std::int64_t now = unix_ms_now();
   std::unique_lock lock(mutex_);
   require_recovered();
   for (const std::uint64_t seq : seqs) {
-    const auto k = key_by_seq_.find(seq);
-    if (k == key_by_seq_.end()) continue;  // unknown, or listed twice
-    const auto it = by_key_.find(k->second);
-    const tombstone t{it->second.held.sha256, seq, now};
-    ch->heads.push_back(encode_entry_head(entry_kind::retire, encode_retire(it->first, t), 0));
-    ch->retired.push_back({it->first, t, it->second.where.segment, it->second.where.place});
-    recent_tombstones_[it->first] = t;  // resends are recognised from now on
-    by_key_.erase(it);
-    key_by_seq_.erase(k);
+    auto r = index_.release(seq);
+    if (!r) continue;  // unknown, or listed twice
+    const tombstone t{r->e.held.sha256, seq, now};
+    ch->heads.push_back(encode_entry_head(entry_kind::retire, encode_retire(r->key, t), 0));
+    tombstones_.retiring(r->key, t);  // resends are recognised from now on
+    ch->retired.push_back({std::move(r->key), t, r->e.where.segment, r->e.where.place});
   }
   if (!ack_id.empty()) {
-    if (const auto it = deliveries_.find(ack_id); it != deliveries_.end()) {
-      ch->ack_segment = it->second.second;
+    if (const auto segment = index_.end_delivery(ack_id)) {
+      ch->ack_segment = *segment;
       ch->heads.push_back(encode_entry_head(entry_kind::acknowledged, encode_acknowledged(ack_id), 0));
       ch->ack_id = std::move(ack_id);
-      deliveries_.erase(it);
     }
   }
   if (ch->heads.empty()) return {};
@@ -357,17 +338,17 @@ std::vector<std::string> pending_queue::retire_blocking(const std::vector<std::u
   return ch->problems;
 }
 
-pending_queue::stats pending_queue::statistics() const {
+pending_queue::stats queue_core::statistics() const {
   std::lock_guard lock(stats_mutex_);
   return snapshot_;
 }
 
-void pending_queue::publish_stats() noexcept {
-  stats s;
-  s.results = by_key_.size();
-  s.text_bytes = text_bytes_;
-  s.deliveries = deliveries_.size();
-  s.tombstones = tombstone_count_ + recent_tombstones_.size() + unwritten_tombstones_.size() + unfiled_tombstones_.size();
+void queue_core::publish_stats() noexcept {
+  pending_queue::stats s;
+  s.results = index_.results();
+  s.text_bytes = index_.text_bytes();
+  s.deliveries = index_.deliveries();
+  s.tombstones = tombstones_.count();
   s.journal_bytes = journal_bytes_;
   s.groups = groups_;
   s.changes = changes_;
@@ -375,82 +356,68 @@ void pending_queue::publish_stats() noexcept {
   snapshot_ = s;
 }
 
-void pending_queue::add_text_use(const std::string& sha, std::size_t bytes) {
-  text_ref& r = text_refs_[sha];
-  if (r.uses++ == 0) {
-    r.bytes = bytes;
-    text_bytes_ += bytes;
-  }
-}
-
-bool pending_queue::drop_text_use(const std::string& sha) {
-  const auto it = text_refs_.find(sha);
-  if (it == text_refs_.end() || --it->second.uses > 0) return false;
-  text_bytes_ -= it->second.bytes;
-  text_refs_.erase(it);
-  return true;
-}
-
-std::size_t pending_queue::expire_tombstones(std::chrono::seconds age) {
+std::size_t queue_core::expire_tombstones(std::chrono::seconds age) {
   const std::int64_t cutoff = unix_ms_now() - age.count() * 1000;
   std::size_t expired = 0;
   {
     std::lock_guard lock(mutex_);
     require_recovered();
-    std::erase_if(unwritten_tombstones_, [&](const auto& kv) {
-      const bool old = kv.second.done_unix_ms <= cutoff;
-      expired += old ? 1 : 0;
-      return old;
-    });
+    expired = tombstones_.expire_unwritten(cutoff);
     publish_stats();
   }
   // done/ is read without the lock: the writer only adds files, and a file written meanwhile
   // is too young to expire.
-  std::size_t removed_files = 0;
-  for (const std::string& name : list_names(done_fd_.get())) {
-    if (!hash_stem(name, "")) continue;  // temp files and strangers: recovery's business
-    // One that cannot be read or removed stays, and is tried again next time.
-    std::string why;
-    const auto bytes = read_queue_file(done_fd_.get(), name, "", why);
-    const auto t = bytes ? decode_tombstone(*bytes, why) : std::nullopt;
-    if (t && t->done_unix_ms <= cutoff && remove_name(done_fd_.get(), name, "").empty()) ++removed_files;
-  }
-  if (removed_files != 0) sync_quietly(done_fd_.get());
-  // Recovery rewrites tombstone files from retire entries still in the journal: it must not
-  // bring back what expired. Best effort: if this fails, a restart recognises those resends a
-  // while longer.
-  try {
-    write_file_atomically(dir_fd_.get(), std::string(expired_file), std::to_string(cutoff), publish_mode::replace,
-                          "the tombstone expiry time");
-  } catch (const fs_error&) {
-  }
+  const std::size_t removed_files = tombstones_.remove_files_up_to(cutoff);
   std::lock_guard lock(mutex_);
-  expired_before_ms_ = std::max(expired_before_ms_, cutoff);
-  tombstone_count_ -= std::min(tombstone_count_, removed_files);
+  tombstones_.expired(cutoff, removed_files);
   publish_stats();
   return expired + removed_files;
 }
 
-std::vector<std::string> pending_queue::delivered_texts(std::int64_t since_unix_ms,
-                                                       std::vector<std::string>& problems) const {
-  std::vector<std::string> texts;
-  // Opened without creating it: if it is gone there is nothing in it to protect.
-  const auto done_path = dir_ / "done";
-  const unique_fd done(::open(done_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!done) return texts;
-  for (const std::string& name : list_names(done.get())) {
-    if (name.starts_with(temp_prefix)) continue;
-    std::string why;
-    const auto bytes = read_queue_file(done.get(), name, "done/" + name, why);
-    if (!bytes) continue;  // expired meanwhile, or not a file of ours: nothing it points to
-    const auto t = decode_tombstone(*bytes, why);
-    if (!t) {
-      problems.push_back("queue tombstone done/" + name + " is unreadable (" + why + "); ignored");
-      continue;
-    }
-    if (t->done_unix_ms >= since_unix_ms) texts.push_back(t->sha256);
-  }
-  return texts;
+std::vector<std::string> queue_core::delivered_texts(std::int64_t since_unix_ms,
+                                                     std::vector<std::string>& problems) const {
+  return tombstones_.delivered_texts(since_unix_ms, problems);
 }
+
+// pending_queue: the contract (pending_queue.hpp) over the parts.
+
+pending_queue::pending_queue(std::filesystem::path dir, queue_options options)
+    : core_(std::make_unique<queue_core>(std::move(dir), options)) {}
+pending_queue::~pending_queue() = default;
+
+pending_queue::recovered pending_queue::recover(std::vector<std::string>* problems) {
+  return core_->recover(problems);
+}
+void pending_queue::put_async(const completion& c, std::string_view final_text, put_callback done) {
+  core_->put_async(c, final_text, std::move(done));
+}
+mapped_file pending_queue::open_text(const held_result& r) const { return core_->open_text(r); }
+std::optional<std::filesystem::path> pending_queue::text_file(const held_result& r) const {
+  return core_->text_file(r);
+}
+std::optional<handoff::text_file> pending_queue::linkable_text(const held_result& r) const {
+  return core_->linkable_text(r);
+}
+std::vector<std::string> pending_queue::held_texts() const { return core_->held_texts(); }
+bool pending_queue::holds_text(std::string_view sha256) const { return core_->holds_text(sha256); }
+void pending_queue::begin_delivery(const stored_delivery& d) { core_->begin_delivery(d); }
+std::vector<std::string> pending_queue::complete_delivery(std::string_view delivery_id) {
+  return core_->complete_delivery(delivery_id);
+}
+std::vector<std::string> pending_queue::consume(const std::vector<std::uint64_t>& seqs) {
+  return core_->consume(seqs);
+}
+bool pending_queue::was_delivered(std::string_view parent_id, std::string_view child_id) const {
+  return core_->was_delivered(parent_id, child_id);
+}
+pending_queue::stats pending_queue::statistics() const { return core_->statistics(); }
+bool pending_queue::has_spare_text() const { return core_->has_spare_text(); }
+std::size_t pending_queue::expire_tombstones(std::chrono::seconds age) { return core_->expire_tombstones(age); }
+std::vector<std::string> pending_queue::delivered_texts(std::int64_t since_unix_ms,
+                                                        std::vector<std::string>& problems) const {
+  return core_->delivered_texts(since_unix_ms, problems);
+}
+const std::filesystem::path& pending_queue::dir() const noexcept { return core_->dir(); }
+const queue_options& pending_queue::options() const noexcept { return core_->options(); }
 
 }  // namespace handoff

@@ -17,35 +17,35 @@
 // calls block until their group is on disk. A journal replaces a file per record because one
 // sync per group is what makes eight concurrent completions cheaper than eight fsyncs; see
 // docs/design.md §8 for why, and how recovery stays strict.
-// Thread-safe. Calls that block on the disk are made from the daemon's worker pool.
+//
+// The contract, in short:
+//   - recover() comes first, once; every other call before it throws std::logic_error.
+//   - A put is durable when its callback is called without an error: its entry (and its text,
+//     inline or as texts/<sha256>.txt) was synced. A result leaves only through consume() or
+//     complete_delivery(); after a crash it is delivered again unless its retirement was synced.
+//   - A duplicate is the same parent+child with the same text: answered with what is held (or,
+//     once delivered, with the old seq), never stored twice; another text is a queue_conflict.
+//   - Thread-safe: any call from any thread. Calls that block on the disk are made from the
+//     daemon's worker pool; statistics() never blocks on the disk.
+// The parts inside (index, tombstones, writer, recovery) and the locking rule are queue_core.hpp's.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <thread>
-#include <unordered_map>
 #include <vector>
 
-#include "engine/store/artifact_store.hpp"
-#include "engine/queue/journal.hpp"
-#include "engine/queue/journal_entry.hpp"
 #include "engine/fs/mapped_file.hpp"
-#include "engine/fs/posix_io.hpp"
-#include "engine/queue/queue_files.hpp"
-#include "engine/queue/queue_records.hpp"
 #include "engine/fs/text_file.hpp"
+#include "engine/queue/queue_records.hpp"
 
 namespace handoff {
 
@@ -77,6 +77,8 @@ struct queue_options {
   // every group extends the file.
   std::size_t zero_ahead_bytes = 2 * 1024 * 1024;
 };
+
+class queue_core;
 
 class pending_queue {
  public:
@@ -176,127 +178,11 @@ class pending_queue {
   // tombstone that cannot be decoded is skipped with a line in `problems`. Blocking.
   std::vector<std::string> delivered_texts(std::int64_t since_unix_ms, std::vector<std::string>& problems) const;
 
-  const std::filesystem::path& dir() const noexcept { return dir_; }
-  const queue_options& options() const noexcept { return options_; }
+  const std::filesystem::path& dir() const noexcept;
+  const queue_options& options() const noexcept;
 
  private:
-  struct change;       // one request to the writer (pending_queue.cpp)
-  struct location {    // where a held result's put entry and text are
-    std::uint64_t segment = 0;
-    std::size_t text_offset = 0;  // in the segment, when the text is in the journal
-    text_place place = text_place::in_journal;
-  };
-  struct entry {
-    held_result held;
-    location where;
-  };
-  struct text_ref {
-    std::size_t uses = 0;
-    std::size_t bytes = 0;
-  };
-
-  void require_recovered() const;
-  const entry* find_held(std::uint64_t seq) const;  // with mutex_ held; nullptr when not held
-  void submit(std::shared_ptr<change> c);
-  void write_loop();
-  void write_alone(std::shared_ptr<change> c) noexcept;
-  void write_group(std::vector<std::shared_ptr<change>>& group);
-  void apply(change& c, std::uint64_t segment, std::size_t base);  // with mutex_ held
-  void after_group(std::vector<std::shared_ptr<change>>& group);
-  // Stopping, or changes submitted and not yet taken by a group (takes the lock). The writer's
-  // work between groups gives way to them.
-  bool changes_waiting() const;
-  // The writer, between groups: opens an empty unnamed file in texts/ for the next large text
-  // when none is held, so that its put need not create an inode first.
-  void keep_spare_text();
-  // After a group, when no change is waiting: journal::zero_ahead (queue_options).
-  void keep_zeros_ahead();
-  bool known_already(const std::string& key) const;
-  void compact();
-  bool write_mark();
-  bool refile_tombstones();
-  void copy_forward(std::uint64_t segment);
-  std::vector<std::string> retire_blocking(const std::vector<std::uint64_t>& seqs, std::string ack_id);
-  std::shared_ptr<change> make_put(const completion& c, std::string_view text);
-  // recover()'s steps (queue_recovery.cpp)
-  struct replay_state {
-    std::vector<std::string>& notes;
-    std::uint64_t& max_seq;
-    std::unordered_map<std::string, tombstone> retired;                // key -> as the journal says
-    std::unordered_map<std::string, std::optional<text_shape>> files;  // sha256 -> checked text file
-    std::unordered_map<std::uint64_t, std::string> textless;           // seq -> its put, text file missing
-  };
-  void replay(std::vector<std::string>& notes, std::uint64_t& max_seq);
-  void replay_segment(std::uint64_t segment, bool last, replay_state& state);
-  // False for a put whose text in the journal does not match its hash (the caller decides
-  // between a torn tail and a dropped completion); true for anything else, noted or not.
-  bool replay_entry(const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
-                    const std::string& shown, replay_state& state);
-  bool replay_put(decoded_put p, const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
-                  const std::string& shown, replay_state& state);
-  std::optional<text_shape> check_text_file(const std::string& sha, std::vector<std::string>& notes);
-  void settle_tombstones(replay_state& state);
-  void settle_texts(std::vector<std::string>& notes);
-  void count_live();
-  void migrate_legacy(std::vector<std::string>& notes, std::uint64_t& max_seq);  // queue_legacy.cpp
-  void count_tombstones(std::vector<std::string>& notes);
-
-  void add_text_use(const std::string& sha, std::size_t bytes);
-  bool drop_text_use(const std::string& sha);  // true when it was the last use
-  std::optional<tombstone> find_tombstone(const std::string& key) const;  // with mutex_ held
-  void write_done_files(const std::vector<std::pair<std::string, tombstone>>& retired);
-  std::size_t file_tombstones(const std::vector<std::pair<std::string, tombstone>>& retired,
-                              std::vector<std::pair<std::string, tombstone>>& refused, std::vector<std::string>* why);
-  void sync_done_files();
-  void publish_stats() noexcept;  // with mutex_ held
-  struct publish_on_exit {
-    pending_queue& q;
-    ~publish_on_exit() { q.publish_stats(); }
-  };
-
-  std::filesystem::path dir_;
-  queue_options options_;
-  unique_fd dir_fd_;
-  unique_fd lock_fd_;         // "lock": flock held for the queue's life, one process per queue
-  artifact_store texts_;      // texts/: content-addressed, verified, never overwritten
-  unique_fd texts_fd_;        // texts/ again, to list and remove texts no record uses
-  unique_fd done_fd_;         // done/
-  journal journal_;           // the writer's alone once recovered
-
-  mutable std::mutex mutex_;  // guards everything below (never held across disk I/O after recovery)
-  std::condition_variable wake_writer_;
-  std::condition_variable settled_;  // a blocking change finished
-  bool recovered_ = false;
-  bool stopping_ = false;
-  bool writing_ = false;   // a group is being written (by the writer thread, or by write_alone)
-  bool tidy_due_ = false;  // write_alone wrote a group: the writer thread compacts after it
-  std::uint64_t next_seq_ = 1;
-  std::unordered_map<std::string, entry> by_key_;              // key -> held
-  std::unordered_map<std::uint64_t, std::string> key_by_seq_;  // seq -> key
-  std::unordered_map<std::string, text_ref> text_refs_;       // sha256 -> held results using it
-  std::unordered_map<std::string, std::pair<stored_delivery, std::uint64_t>> deliveries_;  // id -> (delivery, segment)
-  std::unordered_map<std::uint64_t, std::size_t> live_;        // segment -> entries still needed
-  std::unordered_map<std::uint64_t, std::size_t> stuck_;       // segment -> retirements the disk refused
-  std::size_t text_bytes_ = 0;    // sum of text_refs_ bytes
-  std::size_t journal_bytes_ = 0;  // as the writer last saw it
-  std::unordered_map<std::string, std::vector<std::shared_ptr<change>>> putting_;  // key -> puts in flight
-  std::deque<std::shared_ptr<change>> submitted_;
-  // Tombstones are files in done/, not memory: a daemon that runs for months delivers far more
-  // results than it should hold. Memory keeps their count, those being written, and those the
-  // disk refused (kept until the daemon stops; their results are delivered again after a restart).
-  std::size_t tombstone_count_ = 0;
-  std::unordered_map<std::string, tombstone> recent_tombstones_;  // key -> retired, file not yet written
-  std::unordered_map<std::string, tombstone> unwritten_tombstones_;  // key -> retire entry refused by the disk
-  std::unordered_map<std::string, tombstone> unfiled_tombstones_;    // key -> done/ file refused (retried)
-  bool mark_missing_ = false;  // the active segment has no mark yet (write_mark failed)
-  std::int64_t expired_before_ms_ = 0;  // tombstones up to this time were expired (expired_file)
-  std::vector<std::string> unsynced_done_;  // done/ files written, not yet fsynced
-  std::size_t groups_ = 0;
-  std::size_t changes_ = 0;
-
-  mutable std::mutex stats_mutex_;  // guards snapshot_ only; never held across I/O
-  stats snapshot_;
-  std::thread writer_;  // last: starts once everything above exists
+  std::unique_ptr<queue_core> core_;  // the parts (queue_core.hpp)
 };
 
 }  // namespace handoff

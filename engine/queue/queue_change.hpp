@@ -1,5 +1,5 @@
-// One change handed to the queue's writer (pending_queue.hpp): what the caller asked, the
-// journal entries that make it durable, and how it ended. Private to the queue's sources.
+// One change handed to the queue's writer (queue_core.hpp): what the caller asked, the journal
+// entries that make it durable, and how it ended. Private to the queue's sources.
 #pragma once
 
 #include <cstdint>
@@ -10,11 +10,14 @@
 #include <utility>
 #include <vector>
 
+#include "engine/fs/posix_io.hpp"
 #include "engine/queue/pending_queue.hpp"
+#include "engine/queue/queue_files.hpp"
+#include "engine/queue/queue_records.hpp"
 
 namespace handoff {
 
-struct pending_queue::change {
+struct queue_change {
   enum class kind { put, retire, delivery };
   kind what = kind::put;
   std::vector<std::string> heads;  // encoded entry heads (journal_entry.hpp), in order
@@ -24,7 +27,7 @@ struct pending_queue::change {
   held_result held;
   text_place place = text_place::in_journal;
   std::string_view text;           // the caller keeps it alive until `done`
-  put_callback done;
+  pending_queue::put_callback done;
   bool created_text_file = false;  // this put wrote texts/<sha256>.txt
   std::optional<unique_fd> prewritten;  // the text, written and synced with no name while it was
                                         // hashed (in_file only): the writer links it

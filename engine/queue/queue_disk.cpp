@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "engine/fs/atomic_file.hpp"
 #include "engine/queue/queue_files.hpp"
 
 namespace handoff {
@@ -24,6 +25,19 @@ std::optional<std::string> read_queue_file(int dir_fd, const std::string& name,
     why = e.what();
     return std::nullopt;
   }
+}
+
+std::vector<std::string> names_after_temps(int dir_fd, const std::string& area, std::vector<std::string>& notes) {
+  std::vector<std::string> out;
+  for (std::string& name : list_names(dir_fd)) {
+    if (!name.starts_with(temp_prefix)) {
+      out.push_back(std::move(name));
+      continue;
+    }
+    std::string err = remove_name(dir_fd, name, area + "/" + name);
+    notes.push_back(err.empty() ? "removed " + area + "/" + name + ", a temp file left by a crash" : std::move(err));
+  }
+  return out;
 }
 
 }  // namespace handoff

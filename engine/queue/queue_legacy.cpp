@@ -12,7 +12,7 @@
 
 #include "engine/fs/atomic_file.hpp"
 #include "engine/queue/journal_entry.hpp"
-#include "engine/queue/pending_queue.hpp"
+#include "engine/queue/queue_core.hpp"
 #include "engine/fs/private_dir.hpp"
 #include "engine/queue/queue_disk.hpp"
 #include "engine/queue/queue_files.hpp"
@@ -30,7 +30,7 @@ unique_fd open_legacy(int queue_fd, const std::filesystem::path& queue_dir, cons
 
 }  // namespace
 
-void pending_queue::migrate_legacy(std::vector<std::string>& notes, std::uint64_t& max_seq) {
+void queue_core::migrate_legacy(std::vector<std::string>& notes, std::uint64_t& max_seq) {
   unique_fd records = open_legacy(dir_fd_.get(), dir_, "records");
   unique_fd deliveries = open_legacy(dir_fd_.get(), dir_, "deliveries");
   if (!records && !deliveries) return;
@@ -49,8 +49,7 @@ void pending_queue::migrate_legacy(std::vector<std::string>& notes, std::uint64_
     const std::string key = name.substr(0, 64);
     auto [it, fresh] = checked.try_emplace(r->sha256);
     if (fresh) it->second = check_text_file(r->sha256, notes);
-    if (!it->second || by_key_.contains(key) || key_by_seq_.contains(r->seq) ||
-        ::faccessat(done_fd_.get(), key.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (!it->second || index_.holds(key) || index_.key_of(r->seq) != nullptr || tombstones_.has_file(key)) {
       notes.push_back("dropped records/" + name + " (an older queue's record): its text is missing, or it was delivered");
       names_done.push_back("records/" + name);
       continue;
@@ -78,13 +77,11 @@ void pending_queue::migrate_legacy(std::vector<std::string>& notes, std::uint64_
   for (held_result& r : moved) {
     max_seq = std::max(max_seq, r.seq);
     const std::string key = completion_key(r.info.parent_id, r.info.child_id);
-    key_by_seq_[r.seq] = key;
-    by_key_[key] = entry{std::move(r), location{segment, 0, text_place::in_file}};
+    index_.hold(key, queue_index::entry{std::move(r), queue_index::location{segment, 0, text_place::in_file}});
   }
   for (stored_delivery& d : moved_deliveries) {
     for (const std::uint64_t seq : d.seqs) max_seq = std::max(max_seq, seq);
-    std::string id = d.delivery_id;
-    deliveries_[id] = {std::move(d), segment};
+    index_.add_delivery(std::move(d), segment);
   }
   for (const std::string& path : names_done) {
     const bool is_record = path.starts_with("records/");

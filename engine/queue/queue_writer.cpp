@@ -1,14 +1,15 @@
 // The queue's writer thread: takes every change submitted while it was busy, writes them as
 // one group (texts of file size first, then one append and one fdatasync of the journal),
-// applies them to memory, answers them, and removes journal segments nothing needs any more.
+// applies them to the index and the tombstones, and answers them; between groups it compacts
+// (queue_compaction.cpp), keeps a spare text file and writes zeros ahead.
 #include <algorithm>
 #include <cerrno>
 #include <map>
 
 #include "engine/fs/atomic_file.hpp"
 #include "engine/queue/journal_entry.hpp"
-#include "engine/queue/pending_queue.hpp"
 #include "engine/queue/queue_change.hpp"
+#include "engine/queue/queue_core.hpp"
 #include "engine/queue/queue_disk.hpp"
 
 namespace handoff {
@@ -27,9 +28,9 @@ std::string message_of(const std::exception_ptr& error) {
 
 }  // namespace
 
-void pending_queue::write_loop() {
+void queue_core::write_loop() {
   for (;;) {
-    std::vector<std::shared_ptr<change>> group;
+    std::vector<change_ptr> group;
     {
       std::unique_lock lock(mutex_);
       // A put that found the writer idle is written by its own thread (write_alone): wait for
@@ -71,8 +72,8 @@ void pending_queue::write_loop() {
 // the queue is touched once another thread may go on (a destructor waits for the writer thread,
 // which waits for writing_). noexcept: what the disk refuses is reported to the change, and
 // anything else ends the process, as it would have on the writer thread.
-void pending_queue::write_alone(std::shared_ptr<change> c) noexcept {
-  std::vector<std::shared_ptr<change>> group{std::move(c)};
+void queue_core::write_alone(change_ptr c) noexcept {
+  std::vector<change_ptr> group{std::move(c)};
   write_group(group);
   after_group(group);
   std::lock_guard lock(mutex_);
@@ -81,14 +82,14 @@ void pending_queue::write_alone(std::shared_ptr<change> c) noexcept {
   wake_writer_.notify_one();
 }
 
-void pending_queue::write_group(std::vector<std::shared_ptr<change>>& group) {
+void queue_core::write_group(std::vector<change_ptr>& group) {
   // Large texts as their own files, each written and fsynced, before any entry names them.
   for (auto& c : group) {
-    if (c->what != change::kind::put || c->place != text_place::in_file) continue;
+    if (c->what != queue_change::kind::put || c->place != text_place::in_file) continue;
     bool held_already = false;
     {
       std::lock_guard lock(mutex_);
-      held_already = text_refs_.contains(c->held.sha256);
+      held_already = index_.uses_text(c->held.sha256);
     }
     if (held_already) continue;
     std::optional<handoff::text_file> written;  // the text already on disk, unnamed: linked, not copied
@@ -111,7 +112,7 @@ void pending_queue::write_group(std::vector<std::shared_ptr<change>>& group) {
       pieces.push_back(journal_piece(h));
       at += h.size();
     }
-    if (c->what == change::kind::put && c->place == text_place::in_journal && !c->text.empty()) {
+    if (c->what == queue_change::kind::put && c->place == text_place::in_journal && !c->text.empty()) {
       pieces.push_back(journal_piece(c->text));
       at += c->text.size();
     }
@@ -124,8 +125,8 @@ void pending_queue::write_group(std::vector<std::shared_ptr<change>>& group) {
   } catch (const fs_error& e) {
     for (auto& c : group) {
       if (c->error) continue;
-      const std::string what = c->what == change::kind::put        ? "the completion was not stored: "
-                               : c->what == change::kind::delivery ? "the delivery was not recorded: "
+      const std::string what = c->what == queue_change::kind::put        ? "the completion was not stored: "
+                               : c->what == queue_change::kind::delivery ? "the delivery was not recorded: "
                                                                    : "";
       c->error = std::make_exception_ptr(queue_error(what + e.what()));
     }
@@ -139,38 +140,33 @@ void pending_queue::write_group(std::vector<std::shared_ptr<change>>& group) {
 }
 
 // With mutex_ held: the change is on disk (or failed, with c.error set); memory follows.
-void pending_queue::apply(change& c, std::uint64_t segment, std::size_t start) {
+void queue_core::apply(queue_change& c, std::uint64_t segment, std::size_t start) {
   switch (c.what) {
-    case change::kind::put: {
+    case queue_change::kind::put: {
       if (c.error) break;
       const std::size_t text_offset = start + c.heads.front().size();
-      by_key_.emplace(c.key, entry{c.held, location{segment, text_offset, c.place}});
-      key_by_seq_.emplace(c.held.seq, c.key);
-      add_text_use(c.held.sha256, c.held.shape.bytes);
-      ++live_[segment];
+      index_.hold(c.key, queue_index::entry{c.held, queue_index::location{segment, text_offset, c.place}});
       break;
     }
-    case change::kind::delivery:
+    case queue_change::kind::delivery:
       if (c.error) break;
-      deliveries_[c.delivery.delivery_id] = {c.delivery, segment};
-      ++live_[segment];
+      index_.add_delivery(c.delivery, segment);
       break;
-    case change::kind::retire:
+    case queue_change::kind::retire:
       for (const auto& r : c.retired) {
         if (c.error) {
-          recent_tombstones_.erase(r.key);
           // Still in the journal: delivered again after a restart, so its segment must stay.
-          unwritten_tombstones_[r.key] = r.t;
-          ++stuck_[r.segment];
+          tombstones_.retire_refused(r.key, r.t);
+          index_.refused(r.segment);
           continue;
         }
-        --live_[r.segment];
+        index_.left(r.segment);
       }
       if (!c.ack_id.empty()) {
         if (c.error) {
-          ++stuck_[c.ack_segment];
+          index_.refused(c.ack_segment);
         } else {
-          --live_[c.ack_segment];
+          index_.left(c.ack_segment);
         }
       }
       break;
@@ -178,15 +174,15 @@ void pending_queue::apply(change& c, std::uint64_t segment, std::size_t start) {
 }
 
 // Outside the lock: tombstone files for what left, texts nobody uses, then the answers.
-void pending_queue::after_group(std::vector<std::shared_ptr<change>>& group) {
-  std::vector<std::pair<std::string, tombstone>> retired;
+void queue_core::after_group(std::vector<change_ptr>& group) {
+  std::vector<queue_tombstones::keyed> retired;
   std::vector<std::string> unused_texts;
   {
     std::lock_guard lock(mutex_);
     for (auto& c : group) {
-      if (c->what == change::kind::put && c->error && c->created_text_file && !text_refs_.contains(c->held.sha256))
+      if (c->what == queue_change::kind::put && c->error && c->created_text_file && !index_.uses_text(c->held.sha256))
         unused_texts.push_back(c->held.sha256);
-      if (c->what != change::kind::retire) continue;
+      if (c->what != queue_change::kind::retire) continue;
       if (c->error) {
         for (const auto& r : c->retired) {
           c->problems.push_back("result " + std::to_string(r.t.seq) + " stays in the queue and will be " +
@@ -196,7 +192,7 @@ void pending_queue::after_group(std::vector<std::shared_ptr<change>>& group) {
       }
       for (const auto& r : c->retired) {
         retired.emplace_back(r.key, r.t);
-        if (drop_text_use(r.t.sha256) && r.place == text_place::in_file) unused_texts.push_back(r.t.sha256);
+        if (index_.drop_text_use(r.t.sha256) && r.place == text_place::in_file) unused_texts.push_back(r.t.sha256);
       }
     }
   }
@@ -209,12 +205,12 @@ void pending_queue::after_group(std::vector<std::shared_ptr<change>>& group) {
   }
   if (!unused_texts.empty()) sync_quietly(texts_fd_.get());
 
-  std::vector<std::shared_ptr<change>> asked_again;
+  std::vector<change_ptr> asked_again;
   {
     std::lock_guard lock(mutex_);
     for (auto& c : group) {
-      if (c->what == change::kind::retire) c->problems.insert(c->problems.end(), removal_problems.begin(), removal_problems.end());
-      if (c->what == change::kind::put) {
+      if (c->what == queue_change::kind::retire) c->problems.insert(c->problems.end(), removal_problems.begin(), removal_problems.end());
+      if (c->what == queue_change::kind::put) {
         const auto waiting = putting_.find(c->key);
         if (waiting != putting_.end()) {
           asked_again.insert(asked_again.end(), waiting->second.begin(), waiting->second.end());
@@ -227,7 +223,7 @@ void pending_queue::after_group(std::vector<std::shared_ptr<change>>& group) {
   }
   settled_.notify_all();
   for (auto& c : group) {
-    if (c->what != change::kind::put) continue;
+    if (c->what != queue_change::kind::put) continue;
     put_outcome outcome{c->held, false, false};
     c->done(c->error, c->error ? put_outcome{} : outcome);
   }
@@ -236,196 +232,13 @@ void pending_queue::after_group(std::vector<std::shared_ptr<change>>& group) {
 }
 
 // Tombstone files are an index the journal can rebuild, so they are written without a sync;
-// they are made durable (sync_done_files) before a segment holding their retire entries goes.
-void pending_queue::write_done_files(const std::vector<std::pair<std::string, tombstone>>& retired) {
-  std::vector<std::pair<std::string, tombstone>> refused;
-  const std::size_t written = file_tombstones(retired, refused, nullptr);
+// they are made durable (queue_tombstones::sync_files) before a segment holding their retire
+// entries goes.
+void queue_core::write_done_files(const std::vector<queue_tombstones::keyed>& retired) {
+  std::vector<queue_tombstones::keyed> refused;
+  const std::size_t written = tombstones_.write_files(retired, refused, nullptr);
   std::lock_guard lock(mutex_);
-  tombstone_count_ += written;
-  for (auto& [key, t] : refused) unfiled_tombstones_[key] = t;  // the journal has it; retried
-  // Only now: until its file (or the refusal) is there, memory is what recognises a resend.
-  for (const auto& [key, t] : retired) recent_tombstones_.erase(key);
-}
-
-// The writing itself, shared with recovery: no lock taken (only the writer, or recovery before
-// it starts, writes done/ and unsynced_done_). Returns how many were written.
-std::size_t pending_queue::file_tombstones(const std::vector<std::pair<std::string, tombstone>>& retired,
-                                           std::vector<std::pair<std::string, tombstone>>& refused,
-                                           std::vector<std::string>* why) {
-  std::size_t written = 0;
-  for (const auto& [key, t] : retired) {
-    try {
-      write_file_atomically(done_fd_.get(), key, encode_tombstone(t), publish_mode::replace, "a tombstone",
-                            temp_method::automatic, when_synced::by_caller);
-      ++written;
-      unsynced_done_.push_back(key);
-    } catch (const fs_error& e) {
-      refused.emplace_back(key, t);
-      if (why != nullptr) why->push_back(e.what());
-    }
-  }
-  return written;
-}
-
-void pending_queue::sync_done_files() {
-  if (unsynced_done_.empty()) return;
-  for (const std::string& key : unsynced_done_) {
-    private_file f = open_private_file(done_fd_.get(), key, "done/" + key);
-    if (f.state == private_file::status::ok) sync_quietly(f.fd.get());
-  }
-  sync_quietly(done_fd_.get());
-  unsynced_done_.clear();
-}
-
-// Segments go oldest first, and only when nothing in them is needed: a retire entry is never
-// dropped while the put it retires may still be replayed. When the active segment is full a new
-// one starts, and what is still needed in older sealed segments is copied forward.
-void pending_queue::compact() {
-  bool rotated = false;
-  try {
-    rotated = journal_.rotate_if_over(options_.segment_bytes);
-  } catch (const fs_error&) {
-    return;  // the old segment stays active; tried again after the next group
-  }
-  // No older segment goes before the new one has its mark, nor while a tombstone file the disk
-  // refused exists only in memory (its retire entry would go with the segment).
-  if ((rotated || mark_missing_) && !write_mark()) return;
-  if (!refile_tombstones()) return;
-  const std::vector<std::uint64_t> segments = journal_.segments();
-  if (rotated && segments.size() >= 3) {
-    for (std::size_t i = 0; i + 2 < segments.size(); ++i) copy_forward(segments[i]);
-  }
-  for (const std::uint64_t s : journal_.segments()) {
-    if (s == journal_.active()) break;
-    {
-      std::lock_guard lock(mutex_);
-      if (live_[s] != 0 || stuck_[s] != 0) break;
-      live_.erase(s);
-      stuck_.erase(s);
-    }
-    sync_done_files();
-    try {
-      journal_.remove(s);
-    } catch (const fs_error&) {
-      break;  // tried again after the next group
-    }
-  }
-  std::lock_guard lock(mutex_);
-  journal_bytes_ = journal_.total_bytes();
-  publish_stats();
-}
-
-// A new segment starts with the next seq: once the older segments are gone, it is what keeps
-// seqs increasing across a restart. False when it could not be written.
-bool pending_queue::write_mark() {
-  std::uint64_t next = 0;
-  {
-    std::lock_guard lock(mutex_);
-    next = next_seq_;
-  }
-  const std::string head = encode_entry_head(entry_kind::mark, encode_mark(next), 0);
-  try {
-    journal_.append({journal_piece(head)});
-    mark_missing_ = false;
-  } catch (const fs_error&) {
-    mark_missing_ = true;
-  }
-  return !mark_missing_;
-}
-
-// Tries again the tombstone files the disk refused; true when none is left in memory only.
-bool pending_queue::refile_tombstones() {
-  std::vector<std::pair<std::string, tombstone>> again;
-  {
-    std::lock_guard lock(mutex_);
-    if (unfiled_tombstones_.empty()) return true;
-    again.assign(unfiled_tombstones_.begin(), unfiled_tombstones_.end());
-  }
-  // Each stays listed until its file is there: while the files are written (slow on a busy or
-  // full disk) a resend must still be recognised, or it would be queued and delivered again.
-  std::vector<std::pair<std::string, tombstone>> refused;
-  const std::size_t written = file_tombstones(again, refused, nullptr);
-  std::lock_guard lock(mutex_);
-  tombstone_count_ += written;
-  for (const auto& [key, t] : again) {
-    const bool still_refused =
-        std::any_of(refused.begin(), refused.end(), [&key = key](const auto& r) { return r.first == key; });
-    if (!still_refused) unfiled_tombstones_.erase(key);
-  }
-  return unfiled_tombstones_.empty();
-}
-
-// Re-appends what is still held or unacknowledged in `segment` to the active one, so the old
-// segment can go; only when at most a quarter of it is still held.
-void pending_queue::copy_forward(std::uint64_t segment) {
-  struct moved_put {
-    std::string key;
-    std::uint64_t seq;
-    mapped_file text;
-  };
-  std::vector<moved_put> puts;
-  std::vector<std::string> delivery_ids;
-  std::vector<std::string> heads;
-  {
-    std::lock_guard lock(mutex_);
-    if (stuck_[segment] != 0 || live_[segment] == 0) return;
-    // Worth it only when most of the segment is dead: copying a segment that is mostly still
-    // held would only write the same bytes again (and again at the next rotation).
-    std::size_t live_bytes = 0;
-    for (const auto& [key, e] : by_key_)
-      if (e.where.segment == segment) live_bytes += e.held.shape.bytes + entry_header_bytes;
-    if (live_bytes * 4 > journal_.segment_size(segment)) return;
-    for (const auto& [key, e] : by_key_) {
-      if (e.where.segment != segment) continue;
-      mapped_file text;
-      if (e.where.place == text_place::in_journal)
-        text = mapped_file(journal_.segment_fd(segment), e.where.text_offset, e.held.shape.bytes);
-      heads.push_back(encode_entry_head(entry_kind::put, encode_put(e.held, e.where.place), text.view().size()));
-      puts.push_back({key, e.held.seq, std::move(text)});
-    }
-    for (const auto& [id, d] : deliveries_) {
-      if (d.second != segment) continue;
-      heads.push_back(encode_entry_head(entry_kind::delivery, encode_delivery(d.first), 0));
-      delivery_ids.push_back(id);
-    }
-  }
-  std::vector<iovec> pieces;
-  std::vector<std::size_t> text_at;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < heads.size(); ++i) {
-    pieces.push_back(journal_piece(heads[i]));
-    at += heads[i].size();
-    if (i < puts.size()) {
-      text_at.push_back(at);
-      if (!puts[i].text.view().empty()) pieces.push_back(journal_piece(puts[i].text.view()));
-      at += puts[i].text.view().size();
-    }
-  }
-  std::size_t base = 0;
-  try {
-    base = journal_.append(pieces);
-  } catch (const fs_error&) {
-    return;  // the old segment stays; tried again at the next rotation
-  }
-  const std::uint64_t active = journal_.active();
-  std::lock_guard lock(mutex_);
-  for (std::size_t i = 0; i < puts.size(); ++i) {
-    const auto it = by_key_.find(puts[i].key);
-    // Retired while being copied: its retire entry comes after the copy, and counts against
-    // the old segment.
-    if (it == by_key_.end() || it->second.held.seq != puts[i].seq) continue;
-    it->second.where.segment = active;
-    it->second.where.text_offset = base + text_at[i];
-    --live_[segment];
-    ++live_[active];
-  }
-  for (const std::string& id : delivery_ids) {
-    const auto it = deliveries_.find(id);
-    if (it == deliveries_.end()) continue;
-    it->second.second = active;
-    --live_[segment];
-    ++live_[active];
-  }
+  tombstones_.filed(retired, written, refused);
 }
 
 }  // namespace handoff
