@@ -64,7 +64,7 @@ class journal {
   // Keeps the active segment's file written with zeros, and synced, at least `bytes` past its
   // entries: when less than half of that is left, writes zeros up to `bytes` past them. An
   // append into those blocks changes neither the file's size nor its block map, so its
-  // fdatasync writes the data alone (on ext4, 4-256 KiB: 50-100 µs of 170-370 µs). A
+  // fdatasync writes the data alone (docs/benchmarks.md, "Figures behind the code"). A
   // crash leaves zeros after the last entry, which recovery reads as the segment's end
   // (end_at). Not while the filesystem has less than zero_ahead_room times `bytes` free (the
   // zeros would take the space a text or an artifact needs). `interrupted`, asked between

@@ -100,7 +100,7 @@ queue_core::change_ptr queue_core::make_put(const completion& c, std::string_vie
   if (ch->place == text_place::in_file && !known_already(ch->key)) {
     // A text of its own file: the file's name needs the hash, its bytes do not, so they are
     // written and synced (this thread) while the hash is computed and the lines counted
-    // (another): for 1 MiB that hides the 0.6 ms of SHA-256 behind the write and its fsync
+    // (another): that hides the SHA-256 of a large text behind the write and its fsync
     // (docs/design.md §8).
     std::future<std::pair<std::string, text_shape>> looked_at;
     try {

@@ -63,8 +63,8 @@ void queue_core::write_loop() {
 }
 
 // The group of one put that found the writer idle, written on the thread that made it: waking
-// the writer thread cost 40-100 µs on this project's VM, a tenth of a 100 KiB completion
-// (docs/benchmarks.md, issue 25). What follows every group (compaction, which may copy a
+// the writer thread costs a noticeable part of a small completion (docs/benchmarks.md, "Figures
+// behind the code"). What follows every group (compaction, which may copy a
 // segment forward, and the spare file) is left to the writer thread, so that the caller's
 // thread (the daemon's pool) waits for no more than its own write and sync; no put is written
 // alone until that tidying is done, so a segment still rotates right after the put that filled
