@@ -103,7 +103,9 @@ class connection : public std::enable_shared_from_this<connection>, private fram
   asio::awaitable<bool> send_and_wait(std::string payload);
 
   // Sends a daemon -> client request (protocol/methods.hpp) and waits for its reply, at most
-  // `timeout`: its result decoded by the method's description, or why there is none.
+  // `timeout`: its result decoded by the method's description, or why there is none. `params`,
+  // like encoded_params' text, is read once the call runs: a named local of the awaiting
+  // coroutine, not a temporary.
   template <class Params, class Result>
   asio::awaitable<call_outcome<Result>> call(const rpc::request_type<Params, Result, rpc::direction::to_client>& method,
                                              const Params& params, std::chrono::milliseconds timeout) {
