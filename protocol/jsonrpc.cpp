@@ -164,6 +164,19 @@ std::string make_request(const json& id, std::string_view method, const json& pa
   return out;
 }
 
+std::string make_encoded_request(const json& id, std::string_view method, std::string_view params) {
+  std::string out;
+  out.reserve(params.size() + method.size() + 64);  // the envelope, an id and the frame's newline
+  out = R"({"jsonrpc":"2.0","id":)";
+  append(out, id);
+  out += R"(,"method":)";
+  append_quoted(out, method);
+  out += R"(,"params":)";
+  out += params;
+  out += '}';
+  return out;
+}
+
 std::string make_notification(std::string_view method, const json& params) {
   std::string out = R"({"jsonrpc":"2.0","method":)";
   append_quoted(out, method);

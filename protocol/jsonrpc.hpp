@@ -109,6 +109,8 @@ std::string make_encoded_response(const json& id, std::string_view result);
 std::string make_error(const json& id, errc code, std::string_view message,
                        const json& data = nullptr);
 std::string make_request(const json& id, std::string_view method, const json& params);
+// The same with the params already JSON text (an object or an array), put in as it is.
+std::string make_encoded_request(const json& id, std::string_view method, std::string_view params);
 std::string make_notification(std::string_view method, const json& params);
 
 // The standard message for a code ("Parse error", "Invalid params", ...).

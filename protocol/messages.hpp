@@ -479,6 +479,7 @@ struct deliver_result {};
 template <>
 struct wire::shape<deliver_result> {
   static constexpr auto fields = std::tuple{};
+  static constexpr bool result_ignored = true;  // any result ({}, null, true) acknowledges
 };
 
 // ---- JSON conversions ----------------------------------------------------------------------

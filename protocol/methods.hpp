@@ -93,6 +93,15 @@ std::string encode_result_text(const std::optional<T>& v) {
   return v ? encode_result_text(*v) : std::string("null");
 }
 
+// A method's params as JSON text (wire::append_object, members in the shape's order): what the
+// daemon sends in its calls to a client, and keeps of a delivery to send it again unchanged.
+template <wire::described T>
+std::string encode_params_text(const T& v) {
+  std::string out;
+  wire::append_object(v, out);
+  return out;
+}
+
 // A method's result as a client receives it (throws rpc_error{invalid_params} naming the field).
 template <class R>
 struct result_decoder {

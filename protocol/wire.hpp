@@ -683,9 +683,11 @@ T read_params(const json& params, const wire_limits& lim, json* movable = nullpt
   return read_object<T>(params, "", context{lim, movable});
 }
 
-// A result as a client receives it: members named bare, "result: expected an object".
+// A result as a client receives it: members named bare, "result: expected an object"; a shape
+// with `result_ignored` takes any result as its defaults.
 template <described T>
 T read_result(const json& result) {
+  if constexpr (requires { shape<T>::result_ignored; }) return T{};
   return read_object<T>(result, "", context{default_limits()}, "result");
 }
 

@@ -38,7 +38,7 @@ asio::awaitable<bool> connection::send_and_wait(std::string payload) {
 }
 
 void connection::on_closed() {
-  finish_calls(call_outcome::kind::closed, "connection closed");
+  finish_calls(call_error::kind::closed, "connection closed");
   sink_.on_closed(shared_from_this());
 }
 
@@ -51,24 +51,23 @@ void connection::on_stream_error(rpc::errc code, const std::string& message) {
 
 bool connection::busy() const { return requests_in_flight_ != 0; }
 
-asio::awaitable<call_outcome> connection::call(std::string_view method, const nlohmann::json& params,
-                                               std::chrono::milliseconds timeout) {
-  if (!transport_.is_open()) co_return call_outcome{call_outcome::kind::closed, nullptr, "connection closed"};
+asio::awaitable<call_outcome<nlohmann::json>> connection::call_text(std::string_view method, std::string_view params,
+                                                                     std::chrono::milliseconds timeout) {
+  if (!transport_.is_open()) co_return call_error{call_error::kind::closed, "connection closed"};
   const std::int64_t call_id = next_call_id_++;
   pending_call pending{asio::steady_timer(transport_.executor()), std::nullopt};
   pending.timer.expires_after(timeout);
   calls_.emplace(call_id, &pending);
-  send(rpc::make_request(call_id, method, params));
+  send(rpc::make_encoded_request(call_id, method, params));
   co_await pending.timer.async_wait(as_tuple);
   calls_.erase(call_id);
   if (pending.outcome) co_return std::move(*pending.outcome);
-  co_return call_outcome{call_outcome::kind::timeout, nullptr,
-                         "no reply within " + std::to_string(timeout.count()) + " ms"};
+  co_return call_error{call_error::kind::timeout, "no reply within " + std::to_string(timeout.count()) + " ms"};
 }
 
-void connection::finish_calls(call_outcome::kind how, std::string_view why) {
+void connection::finish_calls(call_error::kind how, std::string_view why) {
   for (auto& [call_id, pending] : calls_) {
-    pending->outcome = call_outcome{how, nullptr, std::string(why)};
+    pending->outcome = call_error{how, std::string(why)};
     pending->timer.cancel();
   }
 }
@@ -80,10 +79,13 @@ void connection::on_frame(rpc::decoded_frame frame) {
                              std::to_string(cfg_.max_frame_bytes) + "-byte cap; it was skipped"));
     return;
   }
-  // Most requests are small and written as clients write them: answered without a json.
-  if (const auto request = rpc::read_request_text(frame.payload);
-      request && sink_.answer_now(shared_from_this(), *request))
+  // Most requests are small and written as clients write them: read without a json, which
+  // their method's decoder may never need.
+  if (const auto text = rpc::read_request_text(frame.payload)) {
+    rpc::incoming in(frame.payload, *text, rpc::parse_limits{cfg_.max_depth});
+    dispatch(in);
     return;
+  }
   rpc::message msg;
   try {
     msg = rpc::parse_message(frame.payload, rpc::parse_limits{cfg_.max_depth});
@@ -96,30 +98,37 @@ void connection::on_frame(rpc::decoded_frame frame) {
     handle_response(msg);
     return;
   }
+  rpc::incoming in(std::move(msg));
+  dispatch(in);
+}
+
+void connection::dispatch(rpc::incoming& in) {
   // Most small requests end here, answered and written before the next frame is read; they
   // are never in flight, so the cap below does not apply to them.
-  if (sink_.answer_now(shared_from_this(), msg)) return;
+  std::optional<asio::awaitable<void>> answering = sink_.on_request(shared_from_this(), in);
+  if (!answering) return;
+  // Dropping the coroutine unstarted drops the request: its handler has not run.
   if (requests_in_flight_ >= max_requests_in_flight) {
-    if (msg.type == rpc::message::kind::request)
-      send(rpc::make_error(msg.id, rpc::errc::overloaded,
+    if (!in.is_notification())
+      send(rpc::make_error(in.id(), rpc::errc::overloaded,
                            "more than " + std::to_string(max_requests_in_flight) +
                                " requests in flight on this connection"));
     return;
   }
   ++requests_in_flight_;
   std::string id_key;  // a request is cancellable from now on; a notification never is
-  if (msg.type == rpc::message::kind::request) {
-    id_key = msg.id.dump();
+  if (!in.is_notification()) {
+    id_key = in.id().dump();
     ++cancellable_[id_key].count;
   }
-  asio::co_spawn(transport_.executor(), serve(std::move(msg), std::move(id_key)), asio::detached);
+  asio::co_spawn(transport_.executor(), serve(std::move(*answering), std::move(id_key)), asio::detached);
 }
 
-asio::awaitable<void> connection::serve(rpc::message msg, std::string id_key) {
+asio::awaitable<void> connection::serve(asio::awaitable<void> answering, std::string id_key) {
   auto self = shared_from_this();
-  rpc::message request = std::move(msg);
+  asio::awaitable<void> request = std::move(answering);
   const std::string key = std::move(id_key);
-  co_await sink_.on_message(self, std::move(request));
+  co_await std::move(request);
   if (const auto it = cancellable_.find(key); !key.empty() && it != cancellable_.end() && --it->second.count == 0)
     cancellable_.erase(it);
   --requests_in_flight_;
@@ -135,9 +144,9 @@ void connection::handle_response(const rpc::message& msg) {
   }
   if (msg.error) {
     std::string text = msg.error->value("message", std::string("error"));
-    it->second->outcome = call_outcome{call_outcome::kind::error_reply, nullptr, text};
+    it->second->outcome = call_error{call_error::kind::error_reply, std::move(text)};
   } else {
-    it->second->outcome = call_outcome{call_outcome::kind::result, msg.result, {}};
+    it->second->outcome = msg.result;
   }
   it->second->timer.cancel();
 }

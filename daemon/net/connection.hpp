@@ -1,6 +1,6 @@
-// One client connection's session: the requests it sent (parsed from the frames its transport
-// reads, answered at once or each in a coroutine of its own, at most 128 in flight, reachable by
-// $/cancelRequest), and the daemon's calls to the client (context/usage, parent/deliver) matched
+// One client connection's session: the requests it sent (read from the frames its transport
+// reads and handed to the method table once, answered at once or each in a coroutine of its own,
+// at most 128 in flight, reachable by $/cancelRequest), and the daemon's calls to the client (context/usage, parent/deliver) matched
 // to their replies. The bytes (framing, the outbox, the slow-frame watchdog) are its
 // transport's (transport.hpp).
 //
@@ -18,6 +18,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 
 #include <asio/awaitable.hpp>
 #include <asio/local/stream_protocol.hpp>
@@ -25,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/framing.hpp"
+#include "protocol/incoming.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/methods.hpp"
 #include "net/transport.hpp"
@@ -34,31 +36,51 @@ namespace handoff::daemon {
 struct config;
 class connection;
 
-// What the connection hands upward: requests and notifications (already parsed), and its end.
+// What the connection hands upward: requests and notifications (read, not decoded), and its end.
 class message_sink {
  public:
   virtual ~message_sink() = default;
-  // Answers `msg` at once on the I/O thread when that needs neither the disk nor the pool nor
-  // any wait: true when it was answered (its reply, or its error, sent; none for a
-  // notification). False hands it to on_message, run as a coroutine of its own.
-  virtual bool answer_now(const std::shared_ptr<connection>& conn, const rpc::message& msg) = 0;
-  // The same for a request read as text (rpc::read_request_text), before any json is built:
-  // true when it was answered; false leaves the frame to the ordinary path (parse_message,
-  // then the overload above), which then sees it as if this had never been called.
-  virtual bool answer_now(const std::shared_ptr<connection>&, const rpc::request_text&) { return false; }
-  virtual asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) = 0;
+  // One request or notification, routed once by its method: nullopt when it was answered at
+  // once on the I/O thread (its reply or its error sent; none for a notification), else the
+  // coroutine that answers it, which the connection runs as one of its requests in flight.
+  // `in` (and the frame it reads) lasts only for this call.
+  virtual std::optional<asio::awaitable<void>> on_request(const std::shared_ptr<connection>& conn,
+                                                         rpc::incoming& in) = 0;
   virtual void on_closed(const std::shared_ptr<connection>& conn) = 0;
   // The client shut down its sending side; replies can still be written.
   virtual void on_input_closed(const std::shared_ptr<connection>& conn) = 0;
 };
 
-// The outcome of a daemon -> client call.
-struct call_outcome {
-  enum class kind { result, error_reply, timeout, closed };
+// Why a daemon -> client call has no result.
+struct call_error {
+  enum class kind {
+    timeout,      // no reply in time
+    closed,       // the connection closed first
+    error_reply,  // the client answered with an error
+    bad_result,   // the client's result does not decode as the method's Result
+  };
   kind how = kind::closed;
-  nlohmann::json result;  // when how == result
-  std::string error;      // plain words otherwise
-  bool ok() const noexcept { return how == kind::result; }
+  std::string message;  // plain words: what the client said, or what is wrong
+};
+
+// A daemon -> client call's outcome: the method's Result, or why there is none.
+template <class R>
+class call_outcome {
+ public:
+  call_outcome(R result) : v_(std::in_place_index<0>, std::move(result)) {}
+  call_outcome(call_error error) : v_(std::in_place_index<1>, std::move(error)) {}
+  bool ok() const noexcept { return v_.index() == 0; }
+  R& result() { return std::get<0>(v_); }
+  const call_error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<R, call_error> v_;
+};
+
+// Params already encoded as JSON text (a delivery's, kept as it is sent), put in as they are.
+// The text must outlive the call: a local of the awaiting coroutine.
+struct encoded_params {
+  std::string_view text;
 };
 
 class connection : public std::enable_shared_from_this<connection>, private frame_sink {
@@ -80,17 +102,28 @@ class connection : public std::enable_shared_from_this<connection>, private fram
   // Same, resuming when the bytes were written (true) or the connection closed (false).
   asio::awaitable<bool> send_and_wait(std::string payload);
 
-  // Sends a request to the client and waits for its reply, at most `timeout`.
-  asio::awaitable<call_outcome> call(std::string_view method, const nlohmann::json& params,
-                                     std::chrono::milliseconds timeout);
-  // The same for a daemon -> client method of protocol/methods.hpp, its params encoded by their
-  // description.
+  // Sends a daemon -> client request (protocol/methods.hpp) and waits for its reply, at most
+  // `timeout`: its result decoded by the method's description, or why there is none. `params`,
+  // like encoded_params' text, is read once the call runs: a named local of the awaiting
+  // coroutine, not a temporary.
   template <class Params, class Result>
-  asio::awaitable<call_outcome> call(const rpc::request_type<Params, Result, rpc::direction::to_client>& method,
-                                     Params params, std::chrono::milliseconds timeout) {
-    const std::string_view name = method.name;
-    const nlohmann::json encoded = rpc::encode(params);
-    co_return co_await call(name, encoded, timeout);
+  asio::awaitable<call_outcome<Result>> call(const rpc::request_type<Params, Result, rpc::direction::to_client>& method,
+                                             const Params& params, std::chrono::milliseconds timeout) {
+    const std::string text = rpc::encode_params_text(params);
+    co_return co_await call(method, encoded_params{text}, timeout);
+  }
+  template <class Params, class Result>
+  asio::awaitable<call_outcome<Result>> call(const rpc::request_type<Params, Result, rpc::direction::to_client>& method,
+                                             encoded_params params, std::chrono::milliseconds timeout) {
+    call_outcome<nlohmann::json> reply = co_await call_text(method.name, params.text, timeout);
+    if (!reply.ok()) co_return reply.error();
+    std::optional<call_error> undecodable;
+    try {
+      co_return rpc::result_decoder<Result>::decode(reply.result());
+    } catch (const rpc::rpc_error& e) {
+      undecodable = call_error{call_error::kind::bad_result, e.what()};
+    }
+    co_return std::move(*undecodable);
   }
 
   std::uint64_t id() const noexcept { return id_; }
@@ -131,8 +164,12 @@ class connection : public std::enable_shared_from_this<connection>, private fram
  private:
   struct pending_call {
     asio::steady_timer timer;
-    std::optional<call_outcome> outcome;
+    std::optional<call_outcome<nlohmann::json>> outcome;
   };
+
+  // call() with the method's name and its params' text: the reply's result as JSON.
+  asio::awaitable<call_outcome<nlohmann::json>> call_text(std::string_view method, std::string_view params,
+                                                          std::chrono::milliseconds timeout);
 
   // frame_sink: what the transport hands up.
   void on_frame(rpc::decoded_frame frame) override;
@@ -141,9 +178,10 @@ class connection : public std::enable_shared_from_this<connection>, private fram
   void on_closed() override;
   bool busy() const override;
 
-  asio::awaitable<void> serve(rpc::message msg, std::string id_key);
+  void dispatch(rpc::incoming& in);
+  asio::awaitable<void> serve(asio::awaitable<void> answering, std::string id_key);
   void handle_response(const rpc::message& msg);
-  void finish_calls(call_outcome::kind how, std::string_view why);
+  void finish_calls(call_error::kind how, std::string_view why);
 
   transport transport_;
   const config& cfg_;

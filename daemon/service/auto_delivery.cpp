@@ -142,7 +142,8 @@ asio::awaitable<bool> auto_delivery::deliver_next_batch(std::shared_ptr<connecti
   params.parent_id = parent_id;
   params.delivery_id = new_delivery_id(++delivery_counter_);
   params.batch = to_wire(built.b);
-  const stored_delivery d{parent_id, params.delivery_id, built.admitted_seqs, rpc::encode(params).dump()};
+  // Kept as the bytes that are sent, on every resend too.
+  const stored_delivery d{parent_id, params.delivery_id, built.admitted_seqs, rpc::encode_params_text(params)};
   auto record = [this, &d] { queue_.begin_delivery(d); };
   co_await offload(pool_, record);
   ledger_.begin_delivery(std::move(taken), d);
@@ -154,13 +155,14 @@ asio::awaitable<bool> auto_delivery::deliver_next_batch(std::shared_ptr<connecti
 asio::awaitable<bool> auto_delivery::send_delivery(std::shared_ptr<connection> endpoint_param, stored_delivery delivery) {
   const std::shared_ptr<connection> endpoint = std::move(endpoint_param);
   const stored_delivery d = std::move(delivery);
-  auto params = nlohmann::json::parse(d.payload);
-  // The params as recorded with the delivery (the same bytes on every resend).
-  auto outcome = co_await endpoint->call(rpc::methods::parent_deliver.name, params,
-                                         std::chrono::milliseconds(cfg_.deliver_timeout_ms));
+  // The params as recorded with the delivery: the same bytes on every resend. Any result
+  // acknowledges it (deliver_result takes any).
+  const encoded_params params{d.payload};
+  call_outcome<rpc::deliver_result> outcome =
+      co_await endpoint->call(rpc::methods::parent_deliver, params, std::chrono::milliseconds(cfg_.deliver_timeout_ms));
   if (!outcome.ok()) {
     spdlog::info("delivery {} to '{}' not acknowledged ({}); it stays queued", d.delivery_id, d.parent_id,
-                 outcome.error);
+                 outcome.error().message);
     co_return false;
   }
   // The ledger first, so nothing (a check) reads texts being removed; if the removal fails on

@@ -11,7 +11,7 @@ namespace handoff::daemon {
 using rpc::errc;
 using rpc::rpc_error;
 
-asio::awaitable<reply<rpc::completed_result>> service::completed(std::shared_ptr<connection>, rpc::completed_params p) {
+asio::awaitable<reply<rpc::completed_result>> service::completed(caller, rpc::completed_params p) {
   auto status = parse_result_status(p.status);
   if (!status) throw rpc_error(errc::invalid_params, "status: expected done, error or cancelled");
   completion info{p.parent_id, p.child_id, p.title, *status, p.error};

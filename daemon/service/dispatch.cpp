@@ -1,6 +1,7 @@
-// From a parsed message to exactly one reply: the method table's lookup, the two ways a
-// handler runs (at once on the I/O thread, or as a coroutine of its own), and the one place an
-// outcome becomes a result or an error. Notifications get no reply, not even an error.
+// From a read request to exactly one reply, on one road: the method table is looked up once,
+// the method's one handler decodes the params and runs once, answering at once on the I/O thread
+// or giving the coroutine that answers; every outcome becomes a result or an error in one place.
+// Notifications get no reply, not even an error.
 #include <spdlog/spdlog.h>
 
 #include "service.hpp"
@@ -11,108 +12,89 @@ using nlohmann::json;
 using rpc::errc;
 using rpc::rpc_error;
 
-const service::method* service::route(connection& conn, const rpc::message& msg) const {
-  auto it = methods_.find(msg.method);
-  if (it == methods_.end()) {
-    answer_error(conn, msg, errc::method_not_found, "unknown method '" + msg.method + "'");
+std::optional<asio::awaitable<void>> service::on_request(const std::shared_ptr<connection>& conn, rpc::incoming& in) {
+  addressee to{caller{conn, in.id()}, in.method(), in.is_notification()};
+  const method* m = route(to, in);
+  if (m == nullptr) return std::nullopt;
+  // Exactly one reply per request: answered here, or by answer_later() once it has run.
+  try {
+    method_outcome o = (*m)(to.from, in);
+    if (auto* now = std::get_if<encoded_reply>(&o)) {
+      answer(to, std::move(*now));
+      return std::nullopt;
+    }
+    return answer_later(std::move(to), std::get<asio::awaitable<encoded_reply>>(std::move(o)));
+  } catch (...) {
+    to.from.id = in.id();  // a frame found not to be JSON-RPC only now has the id of its error
+    answer_failure(to, std::current_exception());
+    return std::nullopt;
+  }
+}
+
+const service::method* service::route(addressee& to, rpc::incoming& in) const {
+  const auto it = methods_.find(to.method);
+  if (it != methods_.end() && !stopping_) {
+    to.method = it->first;  // the table's: a coroutine's reply outlives the frame
+    return &it->second;
+  }
+  // A frame that is not JSON-RPC is answered as such before its method is looked at.
+  try {
+    in.parsed();
+  } catch (...) {
+    to.from.id = in.id();
+    answer_failure(to, std::current_exception());
     return nullptr;
   }
-  if (stopping_) {
-    answer_error(conn, msg, errc::shutting_down, "handoffd is shutting down; retry once it is back");
-    return nullptr;
-  }
-  return &it->second;
+  if (it == methods_.end())
+    answer_error(to, errc::method_not_found, "unknown method '" + std::string(to.method) + "'");
+  else
+    answer_error(to, errc::shutting_down, "handoffd is shutting down; retry once it is back");
+  return nullptr;
 }
 
-bool service::answer_now(const std::shared_ptr<connection>& conn, const rpc::message& msg) {
-  const method* m = route(*conn, msg);
-  if (m == nullptr) return true;
-  if (!m->now) return false;
-  std::optional<encoded_reply> r;
-  try {
-    r = m->now(conn, msg.params);
-  } catch (...) {
-    answer_failure(*conn, msg, std::current_exception());
-    return true;
-  }
-  if (!r) return false;
-  answer(*conn, msg, std::move(*r));
-  return true;
-}
-
-bool service::answer_now(const std::shared_ptr<connection>& conn, const rpc::request_text& request) {
-  if (stopping_) return false;  // route() answers it
-  const auto it = methods_.find(request.method);
-  if (it == methods_.end() || !it->second.now_text) return false;
-  std::optional<encoded_reply> r;
-  try {
-    r = it->second.now_text(conn, request.params);
-  } catch (...) {
-    rpc::message msg;  // what answer_failure needs of it
-    msg.id = request.id;
-    msg.method = request.method;
-    answer_failure(*conn, msg, std::current_exception());
-    return true;
-  }
-  if (!r) return false;  // params the typed reader declined, or a reply that must wait
-  conn->send(rpc::make_encoded_response(request.id, r->result), std::move(r->on_written));
-  return true;
-}
-
-asio::awaitable<void> service::on_message(std::shared_ptr<connection> conn_param, rpc::message msg_param) {
+asio::awaitable<void> service::answer_later(addressee to_param, asio::awaitable<encoded_reply> work_param) const {
   // Locals, not parameters, are what the code below refers to (see offload.hpp).
-  const std::shared_ptr<connection> conn = std::move(conn_param);
-  rpc::message msg = std::move(msg_param);  // not const: a decoder may take its params' text
-  const method* m = route(*conn, msg);
-  if (m == nullptr) co_return;
-  // Exactly one reply per request: every path below ends in answer() or answer_failure().
+  const addressee to = std::move(to_param);
+  asio::awaitable<encoded_reply> work = std::move(work_param);
   encoded_reply r;
   std::exception_ptr failure;
   try {
-    std::optional<encoded_reply> at_once;
-    if (m->now) at_once = m->now(conn, msg.params);
-    if (at_once) {
-      r = std::move(*at_once);
-    } else {
-      if (!m->later) throw std::logic_error(msg.method + " could not be answered at once");
-      r = co_await m->later(conn, msg.params, msg.id);
-    }
+    r = co_await std::move(work);
   } catch (...) {
     failure = std::current_exception();
   }
   if (failure) {
-    answer_failure(*conn, msg, failure);
+    answer_failure(to, failure);
     co_return;
   }
-  answer(*conn, msg, std::move(r));
+  answer(to, std::move(r));
 }
 
-void service::answer(connection& conn, const rpc::message& msg, encoded_reply r) const {
-  if (msg.type == rpc::message::kind::notification) return;
-  conn.send(rpc::make_encoded_response(msg.id, r.result), std::move(r.on_written));
+void service::answer(const addressee& to, encoded_reply r) const {
+  if (to.notification) return;
+  to.from.conn->send(rpc::make_encoded_response(to.from.id, r.result), std::move(r.on_written));
 }
 
-void service::answer_error(connection& conn, const rpc::message& msg, errc code, const std::string& text,
-                           const json& data) const {
-  if (msg.type == rpc::message::kind::notification) {
-    spdlog::debug("connection {}: notification {} failed: {}", conn.id(), msg.method, text);
+void service::answer_error(const addressee& to, errc code, const std::string& text, const json& data) const {
+  if (to.notification) {
+    spdlog::debug("connection {}: notification {} failed: {}", to.from.conn->id(), to.method, text);
     return;
   }
-  conn.send(rpc::make_error(msg.id, code, text, data));
+  to.from.conn->send(rpc::make_error(to.from.id, code, text, data));
 }
 
-void service::answer_failure(connection& conn, const rpc::message& msg, std::exception_ptr failure) const {
+void service::answer_failure(const addressee& to, std::exception_ptr failure) const {
   // Errors are values at the edge: a handler's rpc_error as it is, anything else -32603, logged.
   try {
     std::rethrow_exception(failure);
   } catch (const rpc_error& e) {
-    answer_error(conn, msg, e.code, e.what(), e.data);
+    answer_error(to, e.code, e.what(), e.data);
   } catch (const std::exception& e) {
-    spdlog::error("connection {}: {} failed unexpectedly: {}", conn.id(), msg.method, e.what());
-    answer_error(conn, msg, errc::internal_error, std::string("internal error: ") + e.what());
+    spdlog::error("connection {}: {} failed unexpectedly: {}", to.from.conn->id(), to.method, e.what());
+    answer_error(to, errc::internal_error, std::string("internal error: ") + e.what());
   } catch (...) {
-    spdlog::error("connection {}: {} failed unexpectedly (not a std::exception)", conn.id(), msg.method);
-    answer_error(conn, msg, errc::internal_error, "internal error");
+    spdlog::error("connection {}: {} failed unexpectedly (not a std::exception)", to.from.conn->id(), to.method);
+    answer_error(to, errc::internal_error, "internal error");
   }
 }
 

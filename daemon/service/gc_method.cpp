@@ -9,7 +9,8 @@
 
 namespace handoff::daemon {
 
-asio::awaitable<reply<rpc::gc_result>> service::gc(std::shared_ptr<connection> conn, rpc::gc_params p) {
+asio::awaitable<reply<rpc::gc_result>> service::gc(caller from_param, rpc::gc_params p) {
+  const caller from = std::move(from_param);
   const bool dry_run = p.dry_run;
   // A collection asked after a wait's reply sees that reply's effect: the results it consumed
   // leave the queue on the pool after the reply, and until then they protect their artifacts.
@@ -28,7 +29,7 @@ asio::awaitable<reply<rpc::gc_result>> service::gc(std::shared_ptr<connection> c
     }
   }
   if (!dry_run)
-    spdlog::info("connection {}: daemon/gc removed {} files", conn->id(), report.outcome.removed.size());
+    spdlog::info("connection {}: daemon/gc removed {} files", from.conn->id(), report.outcome.removed.size());
   co_return reply<rpc::gc_result>{to_wire(report), {}};
 }
 

@@ -28,75 +28,51 @@ encoded_reply encoded(reply<Result> r) {
   return encoded_reply{rpc::encode_result_text(r.result), std::move(r.on_written)};
 }
 
+template <class Result>
+asio::awaitable<encoded_reply> encoded_later(asio::awaitable<reply<Result>> work_param) {
+  asio::awaitable<reply<Result>> work = std::move(work_param);
+  reply<Result> r = co_await std::move(work);
+  co_return encoded(std::move(r));
+}
+
+// A method's params from its request. A handler that answers on the I/O thread reads them
+// straight from the frame's text where the typed reader takes them: there the json would be
+// most of a small request's cost. Otherwise (the reader declined them, or the frame was parsed
+// already) and for a coroutine's they are decoded from the parsed message, whose members are
+// moved out, not copied: a finalText is read once, by the parser.
+template <class Params>
+Params decode(rpc::incoming& in, const rpc::wire_limits& lim, bool from_text) {
+  if (const auto text = in.params_text(); text && from_text) {
+    Params typed{};
+    if (rpc::read_params_text(*text, lim, typed)) return typed;
+  }
+  return rpc::decode_params<Params>(std::move(in.parsed().params), lim);
+}
+
 }  // namespace
 
-template <class Params, class Result>
-void service::bind(const rpc::request_type<Params, Result>& m,
-                   asio::awaitable<reply<Result>> (service::*h)(std::shared_ptr<connection>, Params)) {
-  methods_[std::string(m.name)].later = [this, h](std::shared_ptr<connection> conn, json& params,
-                                                  const json&) -> asio::awaitable<encoded_reply> {
-    // Decoded into a named local first: g++ 12 mishandles a prvalue argument inside co_await.
-    // Before the first suspension, while `params` (the request's, in on_message) is there; its
-    // strings are moved out, not copied (a finalText is up to 64 MiB).
-    Params typed = rpc::decode_params<Params>(std::move(params), cfg_.wire);
-    reply<Result> r = co_await (this->*h)(std::move(conn), std::move(typed));
-    co_return encoded(std::move(r));
-  };
-}
-
-template <class Params, class Result>
-void service::bind_cancellable(const rpc::request_type<Params, Result>& m,
-                               asio::awaitable<reply<Result>> (service::*h)(std::shared_ptr<connection>, Params,
-                                                                            json)) {
-  methods_[std::string(m.name)].later = [this, h](std::shared_ptr<connection> conn, json& params,
-                                                  const json& id) -> asio::awaitable<encoded_reply> {
-    Params typed = rpc::decode_params<Params>(std::move(params), cfg_.wire);
-    json request_id = id;  // copied before the first suspension, like the params
-    reply<Result> r = co_await (this->*h)(std::move(conn), std::move(typed), std::move(request_id));
-    co_return encoded(std::move(r));
-  };
-}
-
-template <class Params, class Result>
-void service::bind_now(const rpc::request_type<Params, Result>& m,
-                       reply<Result> (service::*h)(const std::shared_ptr<connection>&, Params)) {
-  methods_[std::string(m.name)].now = [this, h](const std::shared_ptr<connection>& conn,
-                                                const json& params) -> std::optional<encoded_reply> {
-    return encoded((this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire)));
-  };
-  methods_[std::string(m.name)].now_text = [this, h](const std::shared_ptr<connection>& conn,
-                                                     std::string_view params) -> std::optional<encoded_reply> {
-    Params typed{};
-    if (!rpc::read_params_text(params, cfg_.wire, typed)) return std::nullopt;
-    return encoded((this->*h)(conn, std::move(typed)));
-  };
-}
-
-template <class Params, class Result>
-void service::bind_now(const rpc::request_type<Params, Result>& m,
-                       std::optional<reply<Result>> (service::*h)(const std::shared_ptr<connection>&, Params)) {
-  methods_[std::string(m.name)].now = [this, h](const std::shared_ptr<connection>& conn,
-                                                const json& params) -> std::optional<encoded_reply> {
-    std::optional<reply<Result>> r = (this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire));
-    if (!r) return std::nullopt;
-    return encoded(std::move(*r));
-  };
-  methods_[std::string(m.name)].now_text = [this, h](const std::shared_ptr<connection>& conn,
-                                                     std::string_view params) -> std::optional<encoded_reply> {
-    Params typed{};
-    if (!rpc::read_params_text(params, cfg_.wire, typed)) return std::nullopt;
-    std::optional<reply<Result>> r = (this->*h)(conn, std::move(typed));
-    if (!r) return std::nullopt;
-    return encoded(std::move(*r));
+template <class Params, class Result, class Answer, class Caller>
+  requires handles<Answer, Caller, Result>
+void service::bind(const rpc::request_type<Params, Result>& m, Answer (service::*h)(Caller, Params)) {
+  methods_[std::string(m.name)] = [this, h](const caller& from, rpc::incoming& in) -> method_outcome {
+    if constexpr (std::same_as<Answer, asio::awaitable<reply<Result>>>) {
+      // The coroutine copies its caller and takes the params; its body runs once spawned.
+      Params typed = decode<Params>(in, cfg_.wire, false);
+      return encoded_later((this->*h)(from, std::move(typed)));
+    } else if constexpr (std::same_as<Answer, reply<Result>>) {
+      return encoded((this->*h)(from, decode<Params>(in, cfg_.wire, true)));
+    } else {
+      Answer a = (this->*h)(from, decode<Params>(in, cfg_.wire, true));
+      if (auto* now = std::get_if<reply<Result>>(&a)) return encoded(std::move(*now));
+      return encoded_later(std::get<asio::awaitable<reply<Result>>>(std::move(a)));
+    }
   };
 }
 
 template <class Params>
-void service::bind_now(const rpc::notification_type<Params>& m,
-                       void (service::*h)(const std::shared_ptr<connection>&, Params)) {
-  methods_[std::string(m.name)].now = [this, h](const std::shared_ptr<connection>& conn,
-                                                const json& params) -> std::optional<encoded_reply> {
-    (this->*h)(conn, rpc::decode_params<Params>(params, cfg_.wire));
+void service::bind(const rpc::notification_type<Params>& m, void (service::*h)(const caller&, Params)) {
+  methods_[std::string(m.name)] = [this, h](const caller& from, rpc::incoming& in) -> method_outcome {
+    (this->*h)(from, decode<Params>(in, cfg_.wire, true));
     return encoded_reply{};  // a notification's: never sent (answer()); null when sent as a request
   };
 }
@@ -117,21 +93,22 @@ service::service(const config& cfg, asio::io_context& io, asio::thread_pool& poo
       deliveries_(cfg, io, pool, queue, ledger_, batches_, queue_changes_,
                   [this](const std::string& parent_id) { return endpoint_of(parent_id); }) {
   store_listing_.watch(store_.dir());
-  // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11). `bind_now`:
-  // answered on the I/O thread as the frame is read, and written at once when the outbox is
-  // empty (dispatch.cpp); `bind`: a coroutine that may wait for the disk, the pool or events.
+  // The method table, in one place (docs/protocol.md §6-7; docs/design.md §11). How each
+  // handler runs is its return type's (service.hpp): at once on the I/O thread, answered as the
+  // frame is read and written at once when the outbox is empty (initialize, subagent/started,
+  // the notifications; daemon/status when it has nothing to wait for), or as a coroutine that
+  // may wait for the disk, the pool or events.
   namespace m = rpc::methods;
-  bind_now(m::initialize, &service::initialize);
-  bind_now(m::subagent_started, &service::started);
-  bind_now(m::subagent_progress, &service::progress);
+  bind(m::initialize, &service::initialize);
+  bind(m::subagent_started, &service::started);
+  bind(m::subagent_progress, &service::progress);
   bind(m::subagent_completed, &service::completed);
   bind(m::subagent_check, &service::check);
-  bind_cancellable(m::subagent_wait, &service::wait);
+  bind(m::subagent_wait, &service::wait);
   bind(m::subagent_cancel, &service::cancel);
-  bind_now(m::parent_state, &service::parent_state);
-  bind_now(m::cancel_request, &service::cancel_request);
+  bind(m::parent_state, &service::parent_state);
+  bind(m::cancel_request, &service::cancel_request);
   bind(m::artifact_read, &service::artifact_read);
-  bind_now(m::daemon_status, &service::status_now);  // when nothing to wait for
   bind(m::daemon_status, &service::status);
   bind(m::daemon_gc, &service::gc);
 }
@@ -161,8 +138,8 @@ std::shared_ptr<connection> service::endpoint_of(const std::string& parent_id) c
   return endpoint && endpoint->is_open() ? endpoint : nullptr;
 }
 
-reply<rpc::initialize_result> service::initialize(const std::shared_ptr<connection>& conn,
-                                                 rpc::initialize_params p) {
+reply<rpc::initialize_result> service::initialize(const caller& from, rpc::initialize_params p) {
+  const std::shared_ptr<connection>& conn = from.conn;
   if (p.protocol_version != rpc::protocol_version)
     throw rpc_error(errc::invalid_params, "protocolVersion: this daemon speaks \"" +
                                               std::string(rpc::protocol_version) + "\", not \"" +
@@ -187,16 +164,16 @@ reply<rpc::initialize_result> service::initialize(const std::shared_ptr<connecti
   return r;
 }
 
-reply<rpc::started_result> service::started(const std::shared_ptr<connection>&, rpc::started_params p) {
+reply<rpc::started_result> service::started(const caller&, rpc::started_params p) {
   const child_state state = ledger_.start(p.parent_id, p.child_id, p.title);
   return {rpc::started_result{std::string(to_string(state))}, {}};
 }
 
-void service::progress(const std::shared_ptr<connection>&, rpc::progress_params p) {
+void service::progress(const caller&, rpc::progress_params p) {
   ledger_.progress(p.parent_id, p.child_id, p.text);
 }
 
-asio::awaitable<reply<rpc::check_result>> service::check(std::shared_ptr<connection>, rpc::check_params p) {
+asio::awaitable<reply<rpc::check_result>> service::check(caller, rpc::check_params p) {
   rpc::check_result result;
   std::optional<held_result> held;
   std::string progress;
@@ -235,7 +212,7 @@ asio::awaitable<reply<rpc::check_result>> service::check(std::shared_ptr<connect
   co_return reply<rpc::check_result>{std::move(result), {}};
 }
 
-asio::awaitable<reply<rpc::cancel_result>> service::cancel(std::shared_ptr<connection>, rpc::cancel_params p) {
+asio::awaitable<reply<rpc::cancel_result>> service::cancel(caller, rpc::cancel_params p) {
   if (ledger_.find(p.parent_id) == nullptr) throw rpc_error(errc::unknown_parent, "unknown parent '" + p.parent_id + "'");
   const ledger::cancel_outcome out = ledger_.cancel(p.parent_id, p.child_ids);
   auto consume = [this, &out] {
@@ -246,15 +223,15 @@ asio::awaitable<reply<rpc::cancel_result>> service::cancel(std::shared_ptr<conne
   co_return reply<rpc::cancel_result>{rpc::cancel_result{out.cancelled, out.consume.size()}, {}};
 }
 
-void service::parent_state(const std::shared_ptr<connection>&, rpc::parent_state_params p) {
+void service::parent_state(const caller&, rpc::parent_state_params p) {
   if (ledger_.set_idle(p.parent_id, p.state == "idle")) deliveries_.schedule(p.parent_id);
 }
 
-void service::cancel_request(const std::shared_ptr<connection>& conn, rpc::cancel_request_params p) {
-  conn->cancel(p.id);  // a wait still asleep answers -32800; anything else goes on as it was
+void service::cancel_request(const caller& from, rpc::cancel_request_params p) {
+  from.conn->cancel(p.id);  // a wait still asleep answers -32800; anything else goes on as it was
 }
 
-asio::awaitable<reply<rpc::artifact_read_result>> service::artifact_read(std::shared_ptr<connection>, rpc::artifact_read_params params) {
+asio::awaitable<reply<rpc::artifact_read_result>> service::artifact_read(caller, rpc::artifact_read_params params) {
   const rpc::artifact_read_params p = std::move(params);
   auto read = [this, &p]() -> std::optional<rpc::artifact_read_result> {
     std::filesystem::path path = store_.path_of(p.sha256);

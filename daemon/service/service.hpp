@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 
 #include <asio/awaitable.hpp>
 #include <asio/io_context.hpp>
@@ -31,6 +33,7 @@
 #include "runtime/in_flight.hpp"
 #include "ledger/ledger.hpp"
 #include "protocol/daemon_messages.hpp"
+#include "protocol/incoming.hpp"
 #include "protocol/messages.hpp"
 #include "protocol/methods.hpp"
 #include "upkeep/store_listing.hpp"
@@ -38,7 +41,14 @@
 
 namespace handoff::daemon {
 
-// A request handler's answer: its method's result type (protocol/methods.hpp), and what to do
+// Who sent a request: its connection, and its id (null for a notification), which
+// $/cancelRequest names.
+struct caller {
+  std::shared_ptr<connection> conn;
+  nlohmann::json id;
+};
+
+// A request handler's reply: its method's result type (protocol/methods.hpp), and what to do
 // once it was written (or failed to be). The method table encodes it (service.cpp); a handler
 // whose Result is not its method's does not bind.
 template <class Result>
@@ -47,11 +57,23 @@ struct reply {
   std::function<void(bool written)> on_written;
 };
 
+// What a handler that may answer at once or may have to wait returns, deciding in its one call:
+// its reply now, or the coroutine that makes it.
+template <class Result>
+using now_or_later = std::variant<reply<Result>, asio::awaitable<reply<Result>>>;
+
 // A reply as the dispatcher sends it: the result encoded, as JSON text.
 struct encoded_reply {
   std::string result = "null";
   std::function<void(bool written)> on_written;
 };
+
+// The handler forms the method table binds (service::bind): its Answer and how it takes its
+// caller (a coroutine by value: it outlives the call).
+template <class Answer, class Caller, class Result>
+concept handles = (std::same_as<Answer, reply<Result>> && std::same_as<Caller, const caller&>) ||
+                  (std::same_as<Answer, now_or_later<Result>> && std::same_as<Caller, const caller&>) ||
+                  (std::same_as<Answer, asio::awaitable<reply<Result>>> && std::same_as<Caller, caller>);
 
 class service final : public message_sink {
  public:
@@ -68,9 +90,8 @@ class service final : public message_sink {
   // (shutdown.cpp).
   void shutdown();
 
-  bool answer_now(const std::shared_ptr<connection>& conn, const rpc::message& msg) override;
-  bool answer_now(const std::shared_ptr<connection>& conn, const rpc::request_text& request) override;
-  asio::awaitable<void> on_message(std::shared_ptr<connection> conn, rpc::message msg) override;
+  // The one road from a read request to its reply (dispatch.cpp).
+  std::optional<asio::awaitable<void>> on_request(const std::shared_ptr<connection>& conn, rpc::incoming& in) override;
   void on_closed(const std::shared_ptr<connection>& conn) override;
   void on_input_closed(const std::shared_ptr<connection>& conn) override;
 
@@ -88,71 +109,56 @@ class service final : public message_sink {
   static constexpr std::chrono::microseconds lone_answer_spin{2000};
 
  private:
-  // The params are the request's own: a decoder may move a member out (finalText, megabytes).
-  // The id is the request's (null for a notification), for handlers a client may cancel.
-  using handler = std::function<asio::awaitable<encoded_reply>(std::shared_ptr<connection>, nlohmann::json&,
-                                                               const nlohmann::json&)>;
-  // Runs on the I/O thread and returns at once; nullopt when it cannot answer without waiting
-  // (the method's awaitable handler then does).
-  using instant_handler =
-      std::function<std::optional<encoded_reply>(const std::shared_ptr<connection>&, const nlohmann::json&)>;
-  // `now` from the params' text (rpc::read_params_text); nullopt also when the typed reader
-  // declines them: the request then takes the ordinary path.
-  using text_handler =
-      std::function<std::optional<encoded_reply>(const std::shared_ptr<connection>&, std::string_view params)>;
-  // One entry of the method table: at least one of the two is set; `now` is tried first.
-  struct method {
-    instant_handler now;    // needs neither the disk nor the pool
-    text_handler now_text;  // the same, set with it for requests
-    handler later;          // a coroutine of its own
-  };
+  // A method's one handler, as the table holds it: it decodes the params from the request (the
+  // request's own: a decoder may move a member out, a finalText of up to 64 MiB) and runs the
+  // handler once, which answers at once or gives the coroutine that will.
+  using method_outcome = std::variant<encoded_reply, asio::awaitable<encoded_reply>>;
+  using method = std::function<method_outcome(const caller&, rpc::incoming&)>;
   // Binds a method (protocol/methods.hpp) to a member handler typed by it: the params type
   // decodes the request (-32602 naming the field), and the handler returns the method's Result,
   // which the table encodes; a handler of other types, or a daemon -> client method, does not
-  // compile. `bind` an awaitable handler; `bind_now` one that answers at once on the I/O thread
-  // (a reply, or an optional reply when it may need to wait: the awaitable one then answers);
-  // `bind_cancellable` an awaitable one that also takes the request's id ($/cancelRequest
-  // names it). A notification's handler returns nothing.
-  template <class Params, class Result>
-  void bind(const rpc::request_type<Params, Result>& m,
-            asio::awaitable<reply<Result>> (service::*h)(std::shared_ptr<connection>, Params));
-  template <class Params, class Result>
-  void bind_cancellable(const rpc::request_type<Params, Result>& m,
-                        asio::awaitable<reply<Result>> (service::*h)(std::shared_ptr<connection>, Params,
-                                                                     nlohmann::json));
-  template <class Params, class Result>
-  void bind_now(const rpc::request_type<Params, Result>& m,
-                reply<Result> (service::*h)(const std::shared_ptr<connection>&, Params));
-  template <class Params, class Result>
-  void bind_now(const rpc::request_type<Params, Result>& m,
-                std::optional<reply<Result>> (service::*h)(const std::shared_ptr<connection>&, Params));
+  // compile. Its return type says, once, how it runs: `reply<Result>` at once on the I/O thread;
+  // `asio::awaitable<reply<Result>>` as a coroutine of its own (taking its caller by value);
+  // `now_or_later<Result>` at once when it can, else the coroutine it returns. A notification's
+  // handler answers at once and returns nothing.
+  template <class Params, class Result, class Answer, class Caller>
+    requires handles<Answer, Caller, Result>
+  void bind(const rpc::request_type<Params, Result>& m, Answer (service::*h)(Caller, Params));
   template <class Params>
-  void bind_now(const rpc::notification_type<Params>& m, void (service::*h)(const std::shared_ptr<connection>&, Params));
+  void bind(const rpc::notification_type<Params>& m, void (service::*h)(const caller&, Params));
 
-  // Dispatch (service.cpp): the method `msg` names, or nullptr once the error was answered
-  // (unknown method, shutting down); and the one place a request's outcome becomes its reply.
-  const method* route(connection& conn, const rpc::message& msg) const;
-  void answer(connection& conn, const rpc::message& msg, encoded_reply r) const;
-  void answer_error(connection& conn, const rpc::message& msg, rpc::errc code, const std::string& text,
+  // Where a request's one reply goes: none for a notification. `method` names the table's key.
+  struct addressee {
+    caller from;
+    std::string_view method;
+    bool notification = false;
+  };
+  // Dispatch (dispatch.cpp): the method `in` names, or nullptr once the error was answered
+  // (unknown method, shutting down); the coroutine that answers a request whose handler waits;
+  // and the one place a request's outcome becomes its reply.
+  const method* route(addressee& to, rpc::incoming& in) const;
+  asio::awaitable<void> answer_later(addressee to, asio::awaitable<encoded_reply> work) const;
+  void answer(const addressee& to, encoded_reply r) const;
+  void answer_error(const addressee& to, rpc::errc code, const std::string& text,
                     const nlohmann::json& data = nullptr) const;
-  void answer_failure(connection& conn, const rpc::message& msg, std::exception_ptr failure) const;
+  void answer_failure(const addressee& to, std::exception_ptr failure) const;
 
-  reply<rpc::initialize_result> initialize(const std::shared_ptr<connection>& conn, rpc::initialize_params p);
-  reply<rpc::started_result> started(const std::shared_ptr<connection>& conn, rpc::started_params p);
-  void progress(const std::shared_ptr<connection>& conn, rpc::progress_params p);
-  asio::awaitable<reply<rpc::completed_result>> completed(std::shared_ptr<connection> conn, rpc::completed_params p);  // completed.cpp
-  asio::awaitable<reply<rpc::check_result>> check(std::shared_ptr<connection> conn, rpc::check_params p);
-  asio::awaitable<reply<rpc::wait_result>> wait(std::shared_ptr<connection> conn, rpc::wait_params p, nlohmann::json request_id);             // wait.cpp
-  asio::awaitable<reply<rpc::cancel_result>> cancel(std::shared_ptr<connection> conn, rpc::cancel_params p);
-  void parent_state(const std::shared_ptr<connection>& conn, rpc::parent_state_params p);
-  void cancel_request(const std::shared_ptr<connection>& conn, rpc::cancel_request_params p);
-  asio::awaitable<reply<rpc::artifact_read_result>> artifact_read(std::shared_ptr<connection> conn, rpc::artifact_read_params p);
+  reply<rpc::initialize_result> initialize(const caller& from, rpc::initialize_params p);
+  reply<rpc::started_result> started(const caller& from, rpc::started_params p);
+  void progress(const caller& from, rpc::progress_params p);
+  asio::awaitable<reply<rpc::completed_result>> completed(caller from, rpc::completed_params p);  // completed.cpp
+  asio::awaitable<reply<rpc::check_result>> check(caller from, rpc::check_params p);
+  asio::awaitable<reply<rpc::wait_result>> wait(caller from, rpc::wait_params p);             // wait.cpp
+  asio::awaitable<reply<rpc::cancel_result>> cancel(caller from, rpc::cancel_params p);
+  void parent_state(const caller& from, rpc::parent_state_params p);
+  void cancel_request(const caller& from, rpc::cancel_request_params p);
+  asio::awaitable<reply<rpc::artifact_read_result>> artifact_read(caller from, rpc::artifact_read_params p);
   // daemon/status (status_method.cpp): at once while no queue removal runs and the store
-  // listing is current, else after waiting for both.
-  std::optional<reply<rpc::status_result>> status_now(const std::shared_ptr<connection>& conn, rpc::status_params p);
-  asio::awaitable<reply<rpc::status_result>> status(std::shared_ptr<connection> conn, rpc::status_params p);
+  // listing is current, else after waiting for both (status_later).
+  now_or_later<rpc::status_result> status(const caller& from, rpc::status_params p);
+  asio::awaitable<reply<rpc::status_result>> status_later();
   rpc::status_result status_with(rpc::store_status store) const;
-  asio::awaitable<reply<rpc::gc_result>> gc(std::shared_ptr<connection> conn, rpc::gc_params p);                // gc_method.cpp
+  asio::awaitable<reply<rpc::gc_result>> gc(caller from, rpc::gc_params p);                // gc_method.cpp
 
   // subagent/wait's steps (wait.cpp).
   asio::awaitable<void> require_known(const std::string& parent_id, const std::vector<std::string>& child_ids);
@@ -187,7 +193,7 @@ class service final : public message_sink {
   artifact_store& store_;
   pending_queue& queue_;
   ledger ledger_;
-  std::map<std::string, method, std::less<>> methods_;
+  std::map<std::string, method, std::less<>> methods_;  // the method table, by name
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   in_flight connections_;
   in_flight queue_changes_;  // removals running on the pool that no reply awaited

@@ -1,6 +1,6 @@
 // daemon/status: what the daemon holds right now (protocol/daemon_messages.hpp status_result).
 // Counts from the ledger, the queue's last snapshot, and the store listing reused while the
-// directory is unchanged. Usually answered at once on the I/O thread (status_now); it waits
+// directory is unchanged. Usually answered at once on the I/O thread; it waits (status_later)
 // only for queue removals under way and for a new listing of the store.
 #include "runtime/offload.hpp"
 #include "service.hpp"
@@ -9,16 +9,15 @@
 
 namespace handoff::daemon {
 
-std::optional<reply<rpc::status_result>> service::status_now(const std::shared_ptr<connection>&, rpc::status_params) {
+now_or_later<rpc::status_result> service::status(const caller&, rpc::status_params) {
   // A status asked after a reply shows that reply's effect on the queue: while removals a
-  // wait's answer started on the pool run, status() waits for them.
-  if (queue_changes_.count() > 0) return std::nullopt;
-  auto store = store_listing_.reuse(store_.dir());
-  if (!store) return std::nullopt;
-  return reply<rpc::status_result>{status_with(std::move(*store)), {}};
+  // wait's answer started on the pool run, it waits for them.
+  if (queue_changes_.count() == 0)
+    if (auto store = store_listing_.reuse(store_.dir())) return reply<rpc::status_result>{status_with(std::move(*store)), {}};
+  return status_later();
 }
 
-asio::awaitable<reply<rpc::status_result>> service::status(std::shared_ptr<connection>, rpc::status_params) {
+asio::awaitable<reply<rpc::status_result>> service::status_later() {
   co_await removals_settled();
   rpc::store_status store;
   // Listing the store takes the pool (two thread hand-offs, more than the work itself on a busy

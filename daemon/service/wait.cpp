@@ -96,9 +96,10 @@ asio::awaitable<bool> service::sleep_until_settled(const std::shared_ptr<connect
   }
 }
 
-asio::awaitable<reply<rpc::wait_result>> service::wait(std::shared_ptr<connection> conn, rpc::wait_params params, json request_id_param) {
+asio::awaitable<reply<rpc::wait_result>> service::wait(caller from, rpc::wait_params params) {
   const rpc::wait_params p = std::move(params);
-  const json request_id = std::move(request_id_param);
+  const std::shared_ptr<connection> conn = std::move(from.conn);
+  const json request_id = std::move(from.id);  // what $/cancelRequest names
   const std::vector<std::string> siblings = siblings_of(p);
   co_await require_known(p.parent_id, p.child_ids);
   co_await require_known(p.parent_id, siblings);

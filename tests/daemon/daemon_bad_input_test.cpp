@@ -58,6 +58,32 @@ TEST_CASE("malformed frames get spec errors and the connection lives on") {
   still_serving(d);
 }
 
+TEST_CASE("a request whose id or method comes again after its params is refused, one that is not JSON is a parse error") {
+  daemon_process d;
+  raw_client c(d.socket());
+  // Routed by the first "method", but the last one is the request's (JSON: the last key wins).
+  json twice = raw_reply(c, R"({"jsonrpc":"2.0","id":6,"method":"subagent/started","params":{"parentId":"p","childId":"c"},"method":"no/such"})" "\n");
+  CHECK(twice["id"] == 6);
+  CHECK(twice["error"]["code"] == -32600);
+  // Not started: the handler did not run.
+  CHECK(c.call("subagent/check", {{"parentId", "p"}, {"childId", "c"}})["error"]["code"] == -32001);
+  json other_id = raw_reply(c, R"({"jsonrpc":"2.0","id":7,"method":"daemon/status","params":{},"id":8})" "\n");
+  CHECK(other_id["id"] == 8);
+  CHECK(other_id["error"]["code"] == -32600);
+  // "params" twice is JSON's business: the last one is the request's.
+  json params_twice = raw_reply(c, R"({"jsonrpc":"2.0","id":9,"method":"subagent/started","params":{"parentId":7},"params":{"parentId":"p","childId":"d"}})" "\n");
+  CHECK(params_twice["id"] == 9);
+  CHECK(params_twice["result"]["state"] == "running");
+  // A frame written as a request but not JSON: a parse error (its id unknown), whatever its
+  // method, known or not, answered at once or by a coroutine.
+  for (const char* method : {"no/such", "subagent/started", "subagent/check"}) {
+    json broken = raw_reply(c, std::string(R"({"jsonrpc":"2.0","id":10,"method":")") + method + R"(","params":{"parentId":})" "\n");
+    CHECK_MESSAGE(broken["error"]["code"] == -32700, method);
+    CHECK(broken["id"].is_null());
+  }
+  still_serving(d);
+}
+
 TEST_CASE("wrong types and out-of-range params name the field") {
   daemon_process d;
   raw_client c(d.socket());

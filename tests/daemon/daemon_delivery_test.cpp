@@ -116,6 +116,7 @@ TEST_CASE("low headroom shrinks every share, unknown usage falls back to the sta
   auto [null_budget, null_tokens] = shares({{"tokens", nullptr}, {"contextWindow", 200000}, {"percent", nullptr}}, true);
   auto [none_budget, none] = shares(nullptr, true);
   auto [timeout_budget, timed_out] = shares(nullptr, false);
+  auto [nonsense_budget, nonsense] = shares({{"tokens", "many"}, {"contextWindow", 200000}}, true);
 
   CHECK(roomy_budget["mode"] == "dynamic");
   CHECK(tight_budget["mode"] == "dynamic");
@@ -123,12 +124,13 @@ TEST_CASE("low headroom shrinks every share, unknown usage falls back to the sta
   REQUIRE(roomy.size() == 3);
   REQUIRE(tight.size() == 3);
   for (std::size_t i = 0; i < 3; ++i) CHECK(tight[i] < roomy[i]);
-  for (const json* b : {&null_budget, &none_budget, &timeout_budget}) {
+  for (const json* b : {&null_budget, &none_budget, &timeout_budget, &nonsense_budget}) {
     CHECK((*b)["mode"] == "static");
     CHECK((*b)["batchCapBytes"] == 48 * 1024);
   }
   CHECK(null_tokens == none);
   CHECK(none == timed_out);
+  CHECK(none == nonsense);
 }
 
 TEST_CASE("30 pending long results are split across flushes, none cut below the floor") {
@@ -177,6 +179,42 @@ TEST_CASE("an unacknowledged delivery is resent with the same id after the paren
   raw_client probe(d.socket());
   for (int i = 0; i < 100 && queued(probe) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll, 2 s
   CHECK(queued(probe) == 0);
+}
+
+TEST_CASE("an error reply leaves a delivery queued, its resend is the same bytes, and any result acknowledges it") {
+  daemon_process d;
+  raw_client worker(d.socket());
+  // The params of a parent/deliver frame, as the bytes the daemon sent.
+  auto sent_params = [](raw_client& parent) {
+    const std::optional<std::string> frame = parent.read_frame();
+    REQUIRE(frame.has_value());
+    CHECK(json::parse(*frame)["method"] == "parent/deliver");
+    const std::size_t at = frame->find(R"(,"params":)");
+    REQUIRE(at != std::string::npos);
+    return std::make_pair(json::parse(*frame)["id"], frame->substr(at + 10, frame->rfind('}') - at - 10));
+  };
+  std::string first;
+  {
+    raw_client parent(d.socket());
+    register_parent(parent, "p");
+    complete(worker, "p", "a", numbered_report(30000, 300, "a"));
+    parent.notify("parent/state", {{"parentId", "p"}, {"state", "idle"}});
+    answer(parent, expect_request(parent, "context/usage"), nullptr);
+    auto [id, params] = sent_params(parent);
+    first = params;
+    CHECK(json::parse(first)["sections"][0]["childId"] == "a");
+    parent.send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", -32000}, {"message", "not now"}}}});
+    // Still unacknowledged: the daemon/status after the error reply is read after it.
+    CHECK(parent.call("daemon/status", nullptr)["result"]["queue"]["deliveries"] == 1);
+  }
+  raw_client parent(d.socket());
+  register_parent(parent, "p");
+  auto [id, again] = sent_params(parent);
+  CHECK(again == first);
+  parent.send({{"jsonrpc", "2.0"}, {"id", id}, {"result", true}});  // not {}: any result will do
+  for (int i = 0; i < 100 && queued(worker) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(queued(worker) == 0);
+  CHECK(worker.call("subagent/check", {{"parentId", "p"}, {"childId", "a"}})["result"]["state"] == "delivered");
 }
 
 TEST_CASE("a result acknowledged by completed survives kill -9 and is delivered after restart") {
