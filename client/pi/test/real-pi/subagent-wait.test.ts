@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { delay, eventually, packageRoot } from "../support/daemon.js";
+import { delay, packageRoot } from "../support/daemon.js";
 import { textOf } from "../support/scripted-model.js";
 import { deliveredBatches, exactReport, parentRequests, spawnedId, spawnedIdsSeen, scenarioPerTest, toolEnd, toolText } from "../support/subagent-scenario.js";
 
@@ -117,16 +117,15 @@ test("Esc the moment handoffd answers the wait: the answer reaches the model onc
   await s.pi.prompt("PARENT delegate and wait");
   const childId = spawnedId(toolText(await toolEnd(s.pi, "subagent_spawn", 30_000)));
   await s.pi.waitFor((e) => e.type === "tool_execution_start" && e["toolName"] === "subagent_wait", 30_000, "the wait to start");
-  await eventually("the wait asleep at handoffd", async () => (await s.worker.status()).waits === 1, 30_000);
+  await delay(500);  // the wait is asleep at handoffd
 
   // Pi paused: the Esc goes into its stdin first, then handoffd answers the wait into its socket.
   // Resumed, Pi finds both ready; whichever it takes first, the answer must reach the model once.
   process.kill(s.pi.pid, "SIGSTOP");
   try {
-    await s.pi.sendFlushed({ type: "abort", id: "esc" });  // in Pi's stdin before the answer
+    s.pi.send({ type: "abort", id: "esc" });
+    await delay(200);
     await s.worker.completed({ parentId: s.sessionId, childId, status: "done", finalText: answer });
-    // handoffd writes the wait's answer into Pi's socket: nothing outside Pi shows it arrived (the
-    // status's waits drops when the wait wakes, before it is written), so a generous margin.
     await delay(500);
   } finally {
     process.kill(s.pi.pid, "SIGCONT");

@@ -170,15 +170,6 @@ export class RealPi {
     this.child.stdin?.write(`${JSON.stringify(record)}\n`);
   }
 
-  /** Writes one JSON line to Pi's stdin; resolves once it is in the pipe (read or not). */
-  sendFlushed(record: unknown): Promise<void> {
-    return new Promise((done, fail) => {
-      const stdin = this.child.stdin;
-      if (stdin === null) return fail(new Error("Pi's stdin is closed"));
-      stdin.write(`${JSON.stringify(record)}\n`, (error) => (error ? fail(error) : done()));
-    });
-  }
-
   /**
    * The first event from index `from` on that matches, waiting up to `timeoutMs`. The error names
    * what was awaited and lists the recent events and Pi's stderr.
