@@ -26,6 +26,7 @@
 #include "support/daemon_status.hpp"
 #include "support/raw_client.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_files.hpp"
 
 namespace fs = std::filesystem;
 using handoff::test::cli_process;
@@ -33,33 +34,15 @@ using handoff::test::cli_result;
 using handoff::test::daemon_process;
 using handoff::test::raw_client;
 using handoff::test::temp_dir;
+using handoff::test::long_answer;
+using handoff::test::read_text;
+using handoff::test::write_text;
 using nlohmann::json;
 using nlohmann::ordered_json;
 
 namespace {
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// longAnswer(lines, width, tag) of tests/gemini/harness.mjs: the last line the verdict.
-std::string long_answer(int lines, int width, const std::string& tag = "") {
-  std::string out;
-  for (int i = 1; i < lines; ++i) {
-    char n[8];
-    std::snprintf(n, sizeof n, "%04d", i);
-    out += tag + "finding " + n + " " + std::string(static_cast<std::size_t>(width - 14 - static_cast<int>(tag.size())), 'x') + "\n";
-  }
-  return out + tag + "VERDICT: ship it";
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 mode_t mode_of(const fs::path& path) {
   struct stat st {};

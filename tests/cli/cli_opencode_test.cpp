@@ -20,41 +20,24 @@
 #include "support/daemon_process.hpp"
 #include "support/daemon_status.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_files.hpp"
 
 namespace fs = std::filesystem;
 using handoff::test::cli_process;
 using handoff::test::cli_result;
 using handoff::test::daemon_process;
 using handoff::test::temp_dir;
+using handoff::test::long_answer;
+using handoff::test::read_text;
+using handoff::test::write_text;
 using nlohmann::json;
 
 namespace {
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// longAnswer(lines, width, tag) of the real-binary tests: the last line the verdict.
-std::string long_answer(int lines, int width, const std::string& tag = "") {
-  std::string out;
-  for (int i = 1; i < lines; ++i) {
-    char n[8];
-    std::snprintf(n, sizeof n, "%04d", i);
-    out += tag + "finding " + n + " " + std::string(static_cast<std::size_t>(width - 14 - static_cast<int>(tag.size())), 'x') + "\n";
-  }
-  return out + tag + "VERDICT: ship it";
-}
-
 std::string framed(const std::string& answer) {
   return "<task id=\"ses_child1\" state=\"completed\">\n<task_result>\n" + answer + "\n</task_result>\n</task>";
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
 }
 
 std::vector<std::string> hook_env(const std::string& socket, std::vector<std::string> extra = {}) {

@@ -15,11 +15,14 @@
 
 #include "cli_process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_files.hpp"
 
 namespace fs = std::filesystem;
 using handoff::test::cli_process;
 using handoff::test::cli_result;
 using handoff::test::temp_dir;
+using handoff::test::read_text;
+using handoff::test::write_text;
 using nlohmann::json;
 
 namespace {
@@ -46,22 +49,12 @@ struct store_user {
   }
 };
 
-std::string file_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void put_text(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
 std::string read_rule_of(const fs::path& dir) { return "Read(/" + dir.string() + "/**)"; }
 
-json claude_allow(const store_user& u) { return json::parse(file_text(u.claude_settings))["permissions"]["allow"]; }
+json claude_allow(const store_user& u) { return json::parse(read_text(u.claude_settings))["permissions"]["allow"]; }
 
 json opencode_rules(const store_user& u) {
-  return json::parse(file_text(u.opencode_config))["permission"]["external_directory"];
+  return json::parse(read_text(u.opencode_config))["permission"]["external_directory"];
 }
 
 }  // namespace
@@ -69,7 +62,7 @@ json opencode_rules(const store_user& u) {
 TEST_CASE("setup claude-code allows Read in handoff's cache store, replaces an older install's rule, makes no directory") {
   store_user u;
   // An older install's rule (the former default), beside the user's own.
-  put_text(u.claude_settings, json{{"permissions", {{"allow", json::array({"Read(//srv/docs/**)", read_rule_of(u.former)})}}}}.dump());
+  write_text(u.claude_settings, json{{"permissions", {{"allow", json::array({"Read(//srv/docs/**)", read_rule_of(u.former)})}}}}.dump());
   const cli_result r = u.setup("claude-code");
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(claude_allow(u) == json::array({"Read(//srv/docs/**)", read_rule_of(u.store)}));
@@ -85,10 +78,10 @@ TEST_CASE("setup claude-code keeps Read in the former store while it exists, and
   u.make_former();
   REQUIRE(u.setup("claude-code").status == 0);
   CHECK(claude_allow(u) == json::array({read_rule_of(u.store), read_rule_of(u.former)}));
-  const std::string installed = file_text(u.claude_settings);
+  const std::string installed = read_text(u.claude_settings);
   const cli_result again = u.setup("claude-code");
   CHECK(again.status == 0);
-  CHECK(file_text(u.claude_settings) == installed);
+  CHECK(read_text(u.claude_settings) == installed);
 
   // handoffd drained and removed it: the next setup takes its rule out.
   fs::remove(u.former);
@@ -101,7 +94,7 @@ TEST_CASE("setup claude-code keeps Read in the former store while it exists, and
   REQUIRE(claude_allow(u).size() == 2);
   fs::remove(u.former);
   REQUIRE(u.setup("claude-code", {"--remove"}).status == 0);
-  CHECK_FALSE(json::parse(file_text(u.claude_settings)).contains("permissions"));
+  CHECK_FALSE(json::parse(read_text(u.claude_settings)).contains("permissions"));
 }
 
 TEST_CASE("setup claude-code names no former store that is a symlink, and only the store named by --artifact-dir") {
@@ -121,7 +114,7 @@ TEST_CASE("setup claude-code names no former store that is a symlink, and only t
 
 TEST_CASE("setup opencode allows the cache store and the former store while it exists, and keeps the user's rules") {
   store_user u;
-  put_text(u.opencode_config,
+  write_text(u.opencode_config,
            json{{"permission", {{"external_directory", {{"/srv/*", "allow"}, {u.former.string() + "/*", "allow"}}}}}}.dump());
   REQUIRE(u.setup("opencode").status == 0);
   CHECK(opencode_rules(u) == json{{"/srv/*", "allow"}, {u.store.string() + "/*", "allow"}});
@@ -131,9 +124,9 @@ TEST_CASE("setup opencode allows the cache store and the former store while it e
   REQUIRE(u.setup("opencode").status == 0);
   CHECK(opencode_rules(u) ==
         json{{"/srv/*", "allow"}, {u.store.string() + "/*", "allow"}, {u.former.string() + "/*", "allow"}});
-  const std::string installed = file_text(u.opencode_config);
+  const std::string installed = read_text(u.opencode_config);
   REQUIRE(u.setup("opencode").status == 0);
-  CHECK(file_text(u.opencode_config) == installed);
+  CHECK(read_text(u.opencode_config) == installed);
 
   fs::remove(u.former);
   REQUIRE(u.setup("opencode").status == 0);
