@@ -29,9 +29,11 @@ function daemonServing(socket) {
 
 // A parent that calls Agent with `agents` (prompts), records each tool result, then makes the
 // footer's calls of the first cut result (when `follow`), then ends. Children answer by prompt.
+// `background`: the calls' run_in_background; null (the default) leaves the field out, as models
+// usually do, and then Claude Code runs the agent in the background, in `claude -p` too.
 // With `jumpTo` (a heading's title), the parent instead reads that heading's line from the
 // outline of the omitted middle and makes the one Read its entry names.
-function parentScript({ agents, answers, follow = false, jumpTo, usage = {}, background = false }) {
+function parentScript({ agents, answers, follow = false, jumpTo, usage = {}, background = null }) {
   const seen = { agentResults: undefined, followResults: undefined, followCalls: [], artifact: undefined };
   let phase = 0;
   let round = 0;  // names each round of the parent's tool calls (ids must be unique)
@@ -328,20 +330,38 @@ test('setup over an older install: its entries are replaced where they stood, th
   });
 });
 
-test('claude -p, an Agent call asking for the background (run_in_background: true): run in the foreground, where its 171 KB answer is bounded, and the run ends normally', async () => {
+for (const background of [true, false]) {
+  test(`claude -p, an Agent call with run_in_background: ${background}: run in the foreground, where its 171 KB answer is bounded, and the run ends normally`, async () => {
+    await withWorld(async (world) => {
+      await world.startDaemon();
+      world.setup();
+      const answer = longAnswer(3001, 57);
+      const { respond, seen } = parentScript({ agents: ['CHILD-BG go'], answers: { 'CHILD-BG': answer }, background });
+      const run = await runClaude(world, respond);
+      const result = seen.agentResults[0].text;
+      assert.ok(bytes(result) <= 16 * KiB, `${bytes(result)} bytes`);
+      assert.match(result, /finding 0001/);
+      assert.match(result, /VERDICT: ship it/);
+      assert.match(result, /\[Truncated: 171,016 bytes/);
+      assert.doesNotMatch(result, /Async agent launched/);
+      assert.equal(run.result?.is_error, false);
+      assert.equal(run.result?.result, 'done');
+    });
+  });
+}
+
+test('claude -p without handoff: an Agent call with no run_in_background runs in the background, and the parent gets Claude Code\'s 99 KB notice (what the tests above keep from happening)', async () => {
   await withWorld(async (world) => {
-    await world.startDaemon();
-    world.setup();
     const answer = longAnswer(3001, 57);
-    const { respond, seen } = parentScript({ agents: ['CHILD-BG go'], answers: { 'CHILD-BG': answer }, background: true });
-    const run = await runClaude(world, respond);
-    const result = seen.agentResults[0].text;
-    assert.ok(bytes(result) <= 16 * KiB, `${bytes(result)} bytes`);
-    assert.match(result, /finding 0001/);
-    assert.match(result, /VERDICT: ship it/);
-    assert.match(result, /\[Truncated: 171,016 bytes/);
-    assert.doesNotMatch(result, /Async agent launched/);
-    assert.equal(run.result?.is_error, false);
-    assert.equal(run.result?.result, 'done');
+    const notices = [];
+    const { respond: parent, seen } = parentScript({ agents: ['CHILD-PLAIN go'], answers: { 'CHILD-PLAIN': answer } });
+    const respond = async (req) => {
+      const text = JSON.stringify(req.messages ?? []);
+      if (text.includes('<task-notification>') && !firstUserText(req).includes('CHILD-')) notices.push(req);
+      return parent(req);
+    };
+    await runClaude(world, respond);
+    assert.match(seen.agentResults[0].text, /Async agent launched/);
+    assert.ok(notices.length > 0, 'the report came as a <task-notification>');
   });
 });

@@ -1,4 +1,4 @@
-// A real Claude Code 2.1.328 (this folder's pinned npm install) on the scripted model, with a
+// A real Claude Code 2.1.332 (this folder's pinned npm install) on the scripted model, with a
 // real handoffd on a temporary socket and a temporary HOME, for the hook tests.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -10,7 +10,9 @@ import { World as BaseWorld, cliPath, handoffdPath, longAnswer, runProcess } fro
 export { cliPath, handoffdPath, longAnswer };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const claudePath = path.join(here, 'node_modules/.bin/claude');
+// The pinned Claude Code (this folder's package.json), or the one HANDOFF_CLAUDE_CODE names (a
+// `claude` executable: scripts/claude-code-version.sh runs the suites against another release).
+export const claudePath = process.env.HANDOFF_CLAUDE_CODE || path.join(here, 'node_modules/.bin/claude');
 
 // A temporary world (../support/world.mjs): HOME, a working directory, and handoffd's socket,
 // store and queue.

@@ -175,16 +175,27 @@ json parsed(const std::string& out) {
   return j;
 }
 
-// The gate blocked its notice: {"decision":"block","reason":"handoff: ..."} and nothing else.
+// The gate blocked its notice: {"decision":"block","reason":"... · handoff ...",
+// "hookSpecificOutput":{"hookEventName":"UserPromptSubmit","suppressOriginalPrompt":true}} and
+// nothing else (without suppressOriginalPrompt Claude Code draws the whole notice on the screen).
 std::string block_reason(const cli_result& r) {
   INFO("gate stderr: ", r.err, " stdout: ", r.out);
   REQUIRE(r.status == 0);
   const json j = parsed(r.out);
-  CHECK(j.size() == 2);
+  CHECK(j.size() == 3);
   CHECK(j.value("decision", "") == "block");
+  CHECK(j["hookSpecificOutput"] == json{{"hookEventName", "UserPromptSubmit"}, {"suppressOriginalPrompt", true}});
   REQUIRE(j.contains("reason"));
   REQUIRE(j["reason"].is_string());
   return j["reason"].get<std::string>();
+}
+
+// The block reason says the report of `bytes` was bounded, after Claude Code's own line for the
+// notice (`Agent "X" finished`, or for a hand-back "Message from an agent").
+bool says_bounded(const std::string& reason, std::size_t bytes) {
+  INFO("reason: ", reason);
+  const std::size_t at = reason.find(" · handoff bounded its report: " + grouped(bytes) + " -> ");
+  return at != std::string::npos && at > 0 && reason.ends_with(" bytes (full text kept)");
 }
 
 // The gate let its notice through with one line: the additionalContext it printed.
@@ -284,8 +295,10 @@ TEST_CASE("claude-code background: a 171 KB report is captured, gated, handed ov
 
   const json notice = prompt_submit(s.session, task_notification("agent-a1", report));
   const std::string reason = block_reason(hook(s, notice));
-  CHECK(reason.starts_with("handoff: report bounded, " + grouped(report.size()) + " -> "));
-  CHECK(reason.ends_with(" bytes, full text kept; the bounded copy follows"));
+  // The line the user sees instead of Claude Code's own `Agent "audit" finished`.
+  CHECK(reason.starts_with("Agent \"audit\" finished · handoff bounded its report: " + grouped(report.size()) + " -> "));
+  CHECK(reason.ends_with(" bytes (full text kept)"));
+  CHECK(reason.find('\n') == std::string::npos);
   CHECK(check_child(d, s.session, "agent-a1")["result"]["state"] == "delivered");  // taken by the gate's wait
 
   const std::string copy = handed_over(deliver(s, notice));
@@ -306,7 +319,7 @@ TEST_CASE("claude-code background: a 171 KB report is captured, gated, handed ov
   // Handed over once: the same notice again is blocked as delivered, its deliverer and the next
   // prompt's hand nothing over.
   const std::string again = block_reason(hook(s, notice));
-  CHECK(again.find("already delivered") != std::string::npos);
+  CHECK(again.find("handoff delivered its report bounded, with another agent's") != std::string::npos);
   nothing_handed(deliver(s, notice));
   nothing_handed(deliver(s, prompt_submit(s.session, "hello")));
   CHECK(spool_names(s, "pending-").empty());
@@ -370,7 +383,7 @@ TEST_CASE("claude-code background: a resumed agent's second, different report is
 
   capture(s, subagent_stop(s.session, "agent-c1", first));
   const json notice1 = prompt_submit(s.session, task_notification("agent-c1", first));
-  CHECK(block_reason(hook(s, notice1)).starts_with("handoff: report bounded, " + grouped(first.size()) + " -> "));
+  CHECK(says_bounded(block_reason(hook(s, notice1)), first.size()));
   const std::string copy1 = handed_over(deliver(s, notice1));
   CHECK(copy1.find("VERDICT: first pass done") != std::string::npos);
   CHECK(copy1.find("round two") == std::string::npos);
@@ -384,7 +397,7 @@ TEST_CASE("claude-code background: a resumed agent's second, different report is
   CHECK(check_child(d, s.session, "agent-c1")["result"]["state"] == "delivered");  // the first, untouched
 
   const json notice2 = prompt_submit(s.session, task_notification("agent-c1", second));
-  CHECK(block_reason(hook(s, notice2)).starts_with("handoff: report bounded, " + grouped(second.size()) + " -> "));
+  CHECK(says_bounded(block_reason(hook(s, notice2)), second.size()));
   const std::string copy2 = handed_over(deliver(s, notice2));
   CHECK(copy2.find("finding 0001 (round two)") != std::string::npos);
   CHECK(copy2.find("VERDICT: second pass done") != std::string::npos);
@@ -398,6 +411,25 @@ TEST_CASE("claude-code background: a resumed agent's second, different report is
   CHECK(check_child(d, s.session, "agent-c1.3")["error"]["code"] == -32002);
 }
 
+TEST_CASE("claude-code background: the line the user sees is one line of at most 200 bytes, whatever the agent's description") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-line");
+  const std::string report = long_report("audit", "VERDICT: ship it");
+  // A description the model wrote: a line break, a tab, an escape, and 300 bytes of "é" (2 bytes each).
+  std::string description = "two\nlines\tand \x1b[31m";
+  for (int i = 0; i < 150; ++i) description += "\xC3\xA9";
+  capture(s, subagent_stop(s.session, "agent-l1", report, description));
+  const std::string reason = block_reason(hook(s, prompt_submit(s.session, task_notification("agent-l1", report, description))));
+  const std::string shown = reason.substr(0, reason.find(" · handoff "));
+  CHECK(shown.starts_with("Agent \"two lines and  [31m"));
+  CHECK(shown.size() <= 200);
+  CHECK(shown.size() >= 199);
+  CHECK(shown.find_first_of("\n\t\x1b") == std::string::npos);
+  CHECK((static_cast<unsigned char>(shown.back()) & 0xC0) != 0xC0);  // not cut inside "é"
+  CHECK(json(shown).dump() != "");  // well-formed UTF-8: dump() throws on a cut character
+  CHECK(says_bounded(reason, report.size()));
+}
+
 TEST_CASE("claude-code background: two reports ready together share the first notice's copy, the second notice is blocked as delivered") {
   daemon_process d;
   session_env s(d.socket().string(), "sess-pair");
@@ -407,7 +439,7 @@ TEST_CASE("claude-code background: two reports ready together share the first no
   capture(s, subagent_stop(s.session, "agent-d2", report_b, "beta"));
 
   const json notice_a = prompt_submit(s.session, task_notification("agent-d1", report_a, "alpha"));
-  CHECK(block_reason(hook(s, notice_a)).starts_with("handoff: report bounded, " + grouped(report_a.size()) + " -> "));
+  CHECK(says_bounded(block_reason(hook(s, notice_a)), report_a.size()));
   CHECK(check_child(d, s.session, "agent-d2")["result"]["state"] == "delivered");  // taken with agent-d1's
   const std::string copy = handed_over(deliver(s, notice_a));
   CHECK(copy.find("VERDICT ALPHA: ship it") != std::string::npos);
@@ -417,7 +449,7 @@ TEST_CASE("claude-code background: two reports ready together share the first no
 
   const json notice_b = prompt_submit(s.session, task_notification("agent-d2", report_b, "beta"));
   const std::string reason_b = block_reason(hook(s, notice_b));
-  CHECK(reason_b.find("already delivered") != std::string::npos);
+  CHECK(reason_b.find("handoff delivered its report bounded, with another agent's") != std::string::npos);
   nothing_handed(deliver(s, notice_b));
   CHECK(spool_names(s, "pending-").empty());
   CHECK(spool_names(s, "delivered-").size() == 1);
@@ -538,7 +570,7 @@ TEST_CASE("claude-code background: a report let through unbounded is cancelled b
   REQUIRE(check_child(d, s.session, "agent-i1")["result"]["state"] == "completed");
   capture(s, subagent_stop(s.session, "agent-i2", report_b));
   const json notice_b = prompt_submit(s.session, task_notification("agent-i2", report_b));
-  CHECK(block_reason(hook(s, notice_b)).starts_with("handoff: report bounded, " + grouped(report_b.size()) + " -> "));
+  CHECK(says_bounded(block_reason(hook(s, notice_b)), report_b.size()));
   CHECK(check_child(d, s.session, "agent-i1")["result"]["state"] == "cancelled");
   CHECK(spool_names(s, "passed-").empty());
   const std::string copy = handed_over(deliver(s, notice_b));
@@ -617,7 +649,7 @@ TEST_CASE("claude-code background: auto mode, a SubagentHandback report is captu
                              "output saved to: /tmp/x.txt\n\nPreview (first 2KB):\n  " + indented_head +
                              "\n...\n</persisted-output>\n</agent-message>";
   const json notice = prompt_submit(s.session, prompt);
-  CHECK(block_reason(hook(s, notice)).starts_with("handoff: report bounded, " + grouped(report.size()) + " -> "));
+  CHECK(says_bounded(block_reason(hook(s, notice)), report.size()));
   const std::string copy = handed_over(deliver(s, notice));
   CHECK(copy.find("finding 0001 (handback)") != std::string::npos);
   CHECK(copy.find("VERDICT: handed back") != std::string::npos);
@@ -644,7 +676,7 @@ TEST_CASE("claude-code background: headless, the gate never blocks a notice") {
   nothing_handed(deliver(s, prompt_submit(s.session, "hello")));
 }
 
-TEST_CASE("claude-code background: headless, a background Agent call runs in the foreground, attended it is left alone") {
+TEST_CASE("claude-code background: headless, an Agent call asking for the background or saying nothing runs in the foreground, attended it is left alone") {
   temp_dir nowhere("handoff-cc-nosock");
   session_env s((nowhere / "handoffd.sock").string(), "sess-pretool");
   const json input = {{"session_id", s.session},
@@ -661,8 +693,13 @@ TEST_CASE("claude-code background: headless, a background Agent call runs in the
                      {{"hookEventName", "PreToolUse"},
                       {"updatedInput", {{"description", "x"}, {"prompt", "p"}, {"run_in_background", false}}}}}});
 
+  // No run_in_background, what models usually send: Claude Code runs it in the background too.
+  json unsaid = input;
+  unsaid["tool_input"].erase("run_in_background");
+  CHECK(parsed(hook(s, unsaid).out) == out);
+
   json foreground = input;
-  foreground["tool_input"].erase("run_in_background");
+  foreground["tool_input"]["run_in_background"] = false;
   CHECK(hook(s, foreground).out.empty());  // already in the foreground
 
   s.attended = true;
@@ -759,7 +796,7 @@ TEST_CASE("claude-code background: a resumed agent after handoffd forgot its fir
 
   capture(s, subagent_stop(s.session, "agent-m1", second));
   const json notice2 = prompt_submit(s.session, task_notification("agent-m1", second));
-  CHECK(block_reason(hook(s, notice2)).starts_with("handoff: report bounded, " + grouped(second.size()) + " -> "));
+  CHECK(says_bounded(block_reason(hook(s, notice2)), second.size()));
   const std::string copy = handed_over(deliver(s, notice2));
   CHECK(copy.find("VERDICT: late") != std::string::npos);
   // Delivered; with --forget-after-ms 100 a slow machine may find it already forgotten, which

@@ -92,8 +92,20 @@ struct gate_answer {
   std::string output;  // what the gate prints
 };
 
-gate_answer block(const std::string& reason) {
-  return {true, dump(json{{"decision", "block"}, {"reason", reason}})};
+// Blocks the notice. Claude Code draws "UserPromptSubmit operation blocked by hook:" and
+// `reason` under it, and, with suppressOriginalPrompt, nothing of the notice (without it, the
+// whole notice: markup and report, every line, measured in 2.1.328 and 2.1.332). `reason` is the
+// one line the user sees instead of Claude Code's own `Agent "X" finished`: that line first, then
+// what handoff did.
+gate_answer block(const agent_notice& notice, const std::string& what) {
+  const std::string reason = (notice.summary.empty() ? "Message from an agent" : notice.summary) + " · handoff " + what;
+  return {true, dump(json{{"decision", "block"},
+                          {"reason", reason},
+                          {"hookSpecificOutput", {{"hookEventName", "UserPromptSubmit"}, {"suppressOriginalPrompt", true}}}})};
+}
+
+gate_answer already_delivered(const agent_notice& notice) {
+  return block(notice, "delivered its report bounded, with another agent's");
 }
 
 // The notice (a long one: needs_gate) goes to the model as Claude Code made it, with one line
@@ -120,7 +132,7 @@ gate_answer decide(report_spool& spool, const json& hook, const agent_notice& no
   // the head: the agent's newest report). Already in a copy: nothing to ask handoffd.
   const bool head_only = notice.kind == notice_kind::hand_back && notice.cut;
   const std::optional<std::string> noted = spool.report_shown(notice.agent_id, notice.report, head_only);
-  if (noted && spool.holds(*noted)) return block("handoff: report already delivered, bounded, with another agent's");
+  if (noted && spool.holds(*noted)) return already_delivered(notice);
   // Only a deliverer can hand a copy over: without one running for this prompt, blocking would
   // lose the report.
   const auto give_up = std::chrono::steady_clock::now() + settings.deliverer_wait;
@@ -136,7 +148,7 @@ gate_answer decide(report_spool& spool, const json& hook, const agent_notice& no
     const std::optional<rpc::check_result> report = latest_report(c, session, notice.agent_id);
     if (!report || (noted ? report->child_id != *noted : !shows(notice, *report)))
       return pass("its full text never reached handoffd");
-    if (spool.holds(report->child_id)) return block("handoff: report already delivered, bounded, with another agent's");
+    if (spool.holds(report->child_id)) return already_delivered(notice);
     if (report->state != "completed" && report->state != "running")
       return pass("handoffd had already handed it over (" + report->state + ")");
 
@@ -168,9 +180,10 @@ gate_answer decide(report_spool& spool, const json& hook, const agent_notice& no
       children.push_back(report->child_id);
     }
     spool.put(children, text);
-    if (mine == nullptr) return block("handoff: report (" + grouped(full) + " bytes) held back for budget; a note follows");
-    return block("handoff: report bounded, " + grouped(mine->total_bytes) + " -> " + grouped(mine->text.size()) +
-                 " bytes, full text kept; the bounded copy follows");
+    if (mine == nullptr)
+      return block(notice, "held its " + grouped(full) + "-byte report back for this turn's budget (kept; the model is told how to get it)");
+    return block(notice, "bounded its report: " + grouped(mine->total_bytes) + " -> " + grouped(mine->text.size()) +
+                             " bytes (full text kept)");
   } catch (const std::exception& e) {
     try {
       spool.note_passed(notice.agent_id);

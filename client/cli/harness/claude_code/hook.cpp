@@ -112,12 +112,14 @@ std::string bound_agent_answer(const json& hook, const json& response, const hoo
 std::string run_hook_event(const std::string& input, const hook_settings& settings);
 
 // Headless, a background agent's notice cannot be replaced (hook_settings::attended): the call
-// runs in the foreground, where PostToolUse bounds its answer.
+// runs in the foreground, where PostToolUse bounds its answer. A call with no run_in_background
+// (what models usually send) runs in the background in `claude -p` too (2.1.328 and 2.1.332,
+// measured), so only an explicit `false` is left as it is.
 std::string foreground_when_headless(const json& hook, const hook_settings& settings) {
   if (settings.attended || !hook.contains("tool_input") || !hook["tool_input"].is_object()) return {};
   json input = hook["tool_input"];
   const auto background = input.find("run_in_background");
-  if (background == input.end() || !background->is_boolean() || !background->get<bool>()) return {};
+  if (background != input.end() && background->is_boolean() && !background->get<bool>()) return {};
   input["run_in_background"] = false;
   return json{{"hookSpecificOutput", {{"hookEventName", "PreToolUse"}, {"updatedInput", input}}}}.dump(
       -1, ' ', false, json::error_handler_t::replace);

@@ -38,7 +38,13 @@ struct agent_notice {
   // Claude Code showed less than the whole report: its "characters truncated" cut, or a
   // persisted-output preview.
   bool cut = false;
+  // The line Claude Code draws for the notice (`Agent "audit a" finished`): the notification's
+  // <summary>, control characters made spaces, at most max_summary_bytes; empty for a hand-back,
+  // which has none.
+  std::string summary;
 };
+
+inline constexpr std::size_t max_summary_bytes = 200;
 
 agent_notice parse_agent_notice(std::string_view prompt);
 
