@@ -142,6 +142,31 @@ function assertMiddleNeverSent(seen, lines) {
   }
 }
 
+// What the user's screen (the whole scrollback, as capture-pane gives it) must be while handoff
+// works: none of Claude Code's notice markup, at most a few lines of any report, and for each
+// agent of `agents` (their descriptions) the one line that stands in for Claude Code's own
+// `Agent "X" finished`: what handoff did with its report. Returns those lines.
+const handoffLine = (agent) => new RegExp(`Agent "${agent}" finished · handoff (bounded its report: [\\d,]+ -> [\\d,]+ bytes \\(full text kept\\)|delivered its report bounded, with another agent's)`);
+function assertTidyScreen(screen, agents) {
+  assert.doesNotMatch(screen, /<\/?(task-notification|agent-message|result|persisted-output|usage|task-id)\b/, `notice markup on the screen:\n${screen}`);
+  const reportLines = screen.split('\n').filter((l) => /finding \d{4} /.test(l));
+  assert.ok(reportLines.length <= 3, `${reportLines.length} lines of a report on the screen:\n${screen}`);
+  assert.doesNotMatch(screen, /characters truncated\]/);
+  return agents.map((agent) => {
+    const lines = screen.split('\n').filter((l) => handoffLine(agent).test(l));
+    assert.equal(lines.length, 1, `one handoff line for "${agent}":\n${screen}`);
+    return lines[0];
+  });
+}
+
+// The lines of a session's screen that say something (not blank, not Claude Code's banner,
+// spinner or input box), for comparing a session with handoff and one without.
+function saying(screen) {
+  const from = screen.indexOf('❯ delegate the audit');
+  return screen.slice(from).split('\n').map((l) => l.trim())
+    .filter((l) => l && !/^[─▔]+$/.test(l) && !/^✻ /.test(l) && !/^❯\s*$/.test(l) && !/shift\+tab|\/effort|\? for shortcuts/.test(l));
+}
+
 for (const [mode, review] of [['acceptEdits', 'server'], ['auto', 'server'], ['auto', 'none']]) {
   test(`${mode} mode${review === 'none' ? ' after the fall-back to the local check' : ''}: a background agent's 171 KB report reaches the model bounded (head, verdict, footer), never whole, and every footer call returns the omitted lines`, async () => {
     await withWorld(async (world) => {
@@ -159,6 +184,15 @@ for (const [mode, review] of [['acceptEdits', 'server'], ['auto', 'server'], ['a
       assert.equal(fs.readFileSync(seen.artifact, 'utf8'), answer, 'the artifact is the report byte for byte');
       assertFollowed(seen, answer, copy);
       assertMiddleNeverSent(seen, ['finding 0500 ', 'finding 1500 ', 'finding 2500 ']);
+      // The user's screen: one line saying what handoff did, no notice, no report.
+      if (mode === 'auto') {
+        // The hand-back is what handoff bounds there; Claude Code's own line for the agent stays.
+        assert.match(screen, /Message from an agent · handoff bounded its report: 171,016 -> [\d,]+ bytes \(full text kept\)/);
+        assert.match(screen, /Agent "audit 1" finished · \d+s/);
+        assertTidyScreen(screen, []);
+      } else {
+        assertTidyScreen(screen, ['audit 1']);
+      }
       assert.match(screen, /handoff: bounded subagent report delivered/);
     });
   });
@@ -171,7 +205,9 @@ test('two agents ending together share one budget: one bounded copy holding both
     const answers = { 'CHILD-A-': longAnswer(1200, 58, 'A '), 'CHILD-B-': longAnswer(1200, 58, 'B ') };
     const { respond, seen } = script({ agents: ['CHILD-A- part A', 'CHILD-B- part B'], answers });
     const both = (s) => ['A', 'B'].every((t) => s.bounded.some((c) => c.includes(`${t} VERDICT: ship it`)));
-    await session(world, respond, seen, { mode: 'default', done: both });
+    const { screen } = await session(world, respond, seen, { mode: 'default', done: both });
+    const [a, b] = assertTidyScreen(screen, ['audit 1', 'audit 2']);
+    assert.ok([a, b].filter((l) => /bounded its report/.test(l)).length >= 1, `${a}\n${b}`);
     const total = seen.bounded.reduce((n, c) => n + bytes(c), 0);
     for (const t of ['A', 'B']) {
       const holding = seen.bounded.filter((c) => c.includes(`${t} VERDICT: ship it`));
@@ -206,7 +242,8 @@ test('a report just over the cap (18.8 KB) is bounded too, and the user\'s scree
     assert.match(seen.bounded[0], /VERDICT: ship it/);
     assert.match(seen.bounded[0], /\[Truncated: 18,769 bytes \/ 330 lines in full/);
     assert.ok(bytes(seen.bounded[0]) <= 16 * KiB);
-    assert.match(screen, /UserPromptSubmit operation blocked by hook:\s*handoff: report bounded, 18,769 -> [\d,]+ bytes, full text kept; the bounded copy follows/);
+    assert.match(screen, /UserPromptSubmit operation blocked by hook:\s*Agent "audit 1" finished · handoff bounded its report: 18,769 -> [\d,]+ bytes \(full text kept\)/);
+    assertTidyScreen(screen, ['audit 1']);
   });
 });
 
@@ -217,11 +254,14 @@ test('a short report passes byte for byte as Claude Code\'s own notice: no block
     const answer = longAnswer(40, 60, 'short ');
     const { respond, seen } = script({ agents: ['CHILD-SHORT look'], answers: { 'CHILD-SHORT': answer } });
     const arrived = (s) => s.parentRequests.some((r) => turnText(r).includes('short VERDICT: ship it'));
-    await session(world, respond, seen, { done: arrived });
+    const { screen } = await session(world, respond, seen, { done: arrived });
     const notice = seen.parentRequests.map(turnText).find((t) => t.includes('short VERDICT: ship it'));
     assert.ok(notice.includes(`<result>${answer}</result>`), notice.slice(0, 400));
     assert.equal(seen.bounded.length, 0);
     assert.deepEqual(world.artifacts(), []);
+    // Nothing of handoff's on the screen: Claude Code's own line for the agent.
+    assert.match(screen, /Agent "audit 1" finished · \d+s/);
+    assert.doesNotMatch(screen, /handoff:|· handoff /);
   });
 });
 
@@ -232,11 +272,14 @@ test('handoffd unavailable: Claude Code\'s own notice reaches the model with one
     const { respond, seen } = script({ agents: ['CHILD-NODAEMON go'], answers: { 'CHILD-NODAEMON': answer } });
     const arrived = (s) => s.parentRequests.some((r) => turnText(r).includes('VERDICT: ship it'));
     const t0 = Date.now();
-    await session(world, respond, seen, { done: arrived, env: { HANDOFF_AUTOSTART: '0' } });
+    const { screen } = await session(world, respond, seen, { done: arrived, env: { HANDOFF_AUTOSTART: '0' } });
     const turn = seen.parentRequests.map(turnText).find((t) => t.includes('VERDICT: ship it'));
     assert.match(turn, /characters truncated/, 'Claude Code\'s own cut notice');
     assert.match(turn, /\[handoff: this agent's report was not bounded \(/);
     assert.equal(seen.bounded.length, 0);
+    // The user sees Claude Code's own line, and under it why handoff did not bound the report.
+    assert.match(screen, /Agent "audit 1" finished · \d+s\s*\n\s*⎿\s+UserPromptSubmit says: handoff: this agent's report was not bounded \(handoffd: /);
+    assert.doesNotMatch(screen, /<task-notification>|finding 0001/);
     assert.ok(Date.now() - t0 < 60_000);
   });
 });
@@ -300,4 +343,34 @@ test('a prompt the user typed while the agent ran, and another typed (not sent) 
     assert.match(seen.bounded[0], /VERDICT: ship it/);
     assertMiddleNeverSent(seen, ['finding 1500 ']);
   });
+});
+
+test('the screen beside Claude Code\'s own: without handoff one line for the finished agent; with handoff that line says what handoff did, one line more says the copy was delivered, and nothing else differs', async () => {
+  const answer = longAnswer(3001, 57);
+  const screens = {};
+  for (const withHandoff of [false, true]) {
+    await withWorld(async (world) => {
+      if (withHandoff) {
+        await world.startDaemon();
+        world.setup();
+      }
+      const { respond, seen } = script({ agents: ['CHILD-LONG audit the parser'], answers: { 'CHILD-LONG': answer } });
+      // The report reached the model: Claude Code's notice, or handoff's bounded copy.
+      const arrived = withHandoff ? (s) => s.bounded.length > 0 : (s) => s.parentRequests.some((r) => turnText(r).includes('VERDICT: ship it'));
+      const { screen } = await session(world, respond, seen, { mode: 'acceptEdits', done: arrived });
+      screens[withHandoff ? 'handoff' : 'none'] = screen;
+    });
+  }
+  assert.match(screens.none, /Agent "audit 1" finished · \d+s/);
+  assertTidyScreen(screens.none, []);
+  assertTidyScreen(screens.handoff, ['audit 1']);
+  const none = saying(screens.none);
+  const handoff = saying(screens.handoff);
+  // The same lines, but Claude Code's `Agent "audit 1" finished · 0s` is handoff's line (after
+  // Claude Code's "UserPromptSubmit operation blocked by hook:"), and the delivery's line.
+  const ours = /^(● )?(UserPromptSubmit operation blocked by hook:|Agent "audit 1" finished · handoff |handoff: bounded subagent report delivered)/;
+  const theirs = /^(● )?Agent "audit 1" finished · \d+s$/;
+  assert.deepEqual(handoff.filter((l) => !ours.test(l)), none.filter((l) => !theirs.test(l)),
+    `without handoff:\n${none.join('\n')}\n\nwith handoff:\n${handoff.join('\n')}`);
+  assert.ok(handoff.length <= none.length + 2, `${handoff.length} lines against ${none.length}`);
 });

@@ -198,7 +198,7 @@ bool says_bounded(const std::string& reason, std::size_t bytes) {
   return at != std::string::npos && at > 0 && reason.ends_with(" bytes (full text kept)");
 }
 
-// The gate let its notice through with one line: the additionalContext it printed.
+// The gate let its notice through with one line for the model: the additionalContext it printed.
 std::string not_bounded_line(const cli_result& r) {
   INFO("gate stderr: ", r.err);
   REQUIRE(r.status == 0);
@@ -209,6 +209,11 @@ std::string not_bounded_line(const cli_result& r) {
   const std::string line = j["hookSpecificOutput"].value("additionalContext", "");
   CHECK(line.starts_with("[handoff: this agent's report was not bounded ("));
   CHECK(line.ends_with("); Claude Code's own copy of it is all there is]"));
+  // And the user is told, in one line under Claude Code's own `Agent "X" finished`.
+  const std::string shown = j.value("systemMessage", "");
+  CHECK(shown.starts_with("handoff: this agent's report was not bounded ("));
+  CHECK(shown.size() <= 200);
+  CHECK(shown.find('\n') == std::string::npos);
   return line;
 }
 

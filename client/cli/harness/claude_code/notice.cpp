@@ -51,18 +51,6 @@ std::string unindented(std::string_view shown) {
   return out;
 }
 
-// `shown` as one line of at most max_summary_bytes, cut at a character's start.
-std::string one_line(std::string_view shown) {
-  std::string out;
-  for (const char c : shown.substr(0, max_summary_bytes + 1)) out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
-  if (out.size() > max_summary_bytes) {
-    std::size_t end = max_summary_bytes;
-    while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;  // a continuation byte
-    out.resize(end);
-  }
-  return out;
-}
-
 agent_notice task_notification(std::string_view prompt) {
   agent_notice n;
   if (!ends_with_trimmed(prompt, "</task-notification>")) return n;
@@ -76,7 +64,7 @@ agent_notice task_notification(std::string_view prompt) {
   n.agent_id = std::string(id);
   n.report = std::string(prompt.substr(open + 8, close - open - 8));
   n.cut = has_truncation_marker(n.report);
-  n.summary = one_line(between(prompt.substr(0, open), "<summary>", "</summary>"));
+  n.summary = screen_line(between(prompt.substr(0, open), "<summary>", "</summary>"), max_summary_bytes);
   return n;
 }
 
@@ -104,6 +92,17 @@ agent_notice hand_back(std::string_view prompt) {
 }
 
 }  // namespace
+
+std::string screen_line(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  for (const char c : text.substr(0, max_bytes + 1)) out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
+  if (out.size() > max_bytes) {
+    std::size_t end = max_bytes;
+    while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;  // a continuation byte
+    out.resize(end);
+  }
+  return out;
+}
 
 bool plausible_agent_id(std::string_view id) noexcept {
   return !id.empty() && id.size() <= max_agent_id_bytes && std::all_of(id.begin(), id.end(), [](char c) {

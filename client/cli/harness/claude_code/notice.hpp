@@ -48,6 +48,10 @@ inline constexpr std::size_t max_summary_bytes = 200;
 
 agent_notice parse_agent_notice(std::string_view prompt);
 
+// `text` as one line of at most `max_bytes` for the user's screen: control characters (line
+// breaks, escapes) made spaces, cut before a character that would not fit whole.
+std::string screen_line(std::string_view text, std::size_t max_bytes);
+
 // True when `id` may name an agent: 1..max_agent_id_bytes of [A-Za-z0-9_-] (also a file name).
 bool plausible_agent_id(std::string_view id) noexcept;
 
