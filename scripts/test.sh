@@ -10,8 +10,10 @@ npm ci --prefix "$root/client/pi" --no-audit --no-fund --loglevel=error >/dev/nu
 "$root/scripts/node22.sh" >/dev/null
 # The peers the pi-subagents bridge is tested with (pi-subagents 0.67.0, Pi 0.85.1), pinned.
 npm ci --prefix "$root/client/pi/test/peers" --no-audit --no-fund --loglevel=error >/dev/null
-# The real Claude Code the hook tests run (2.1.328, native binary), pinned, project-local.
+# The real Claude Code the hook tests run (2.1.332, native binary), and the previous proven
+# release for the `claude -p` suite (2.1.328), pinned, project-local.
 npm ci --prefix "$root/tests/claude-code" --no-audit --no-fund --loglevel=error >/dev/null
+npm ci --prefix "$root/tests/claude-code/previous" --no-audit --no-fund --loglevel=error >/dev/null
 # The real Codex CLI the MCP server tests run (0.169.0, native binary), pinned, project-local.
 npm ci --prefix "$root/tests/codex" --no-audit --no-fund --loglevel=error >/dev/null
 # The real Gemini CLI the AfterTool hook tests run (0.61.0, pure JS), pinned, project-local.

@@ -1,4 +1,4 @@
-// handoff inside a real Claude Code 2.1.328: `handoff setup claude-code`, then `claude -p` on a
+// handoff inside a real Claude Code 2.1.332 (and 2.1.328: claude_code_real_previous): `handoff setup claude-code`, then `claude -p` on a
 // scripted Anthropic model whose parent calls Agent; the hook bounds the child's answer, and the
 // scripted parent follows the footer through Claude Code's own Read and Bash.
 import assert from 'node:assert/strict';

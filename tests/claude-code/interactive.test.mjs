@@ -1,10 +1,11 @@
-// handoff inside the interactive Claude Code 2.1.328, as people run it: `claude` in a terminal
+// handoff inside the interactive Claude Code 2.1.332 (and 2.1.328), as people run it: `claude` in a terminal
 // (tmux), a user typing, every Agent call a background agent. `handoff setup claude-code`, then
 // a scripted model whose parent delegates; the child's report reaches the parent as Claude
 // Code's notice, which handoff's UserPromptSubmit gate blocks once its bounded copy is spooled,
 // and its asyncRewake deliverer hands that copy to the model.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, longAnswer, footerCalls, planCalls, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
@@ -21,7 +22,7 @@ const requestText = (req) => (req.messages ?? []).map((m) => contentText(m.conte
 const turnText = (req) => newestTurn(req).map((m) => contentText(m.content)).join('\n');
 
 // A parent that, when the user types "delegate", launches one background agent per prompt in
-// `agents`; children answer by their prompt's key in `answers` (in auto mode through
+// `agents` (or, for `{ skill }`, calls that skill); children answer by their prompt's key in `answers` (in auto mode through
 // SubagentHandback, as Claude Code tells them to). With `follow`, the parent makes every call the
 // footer of a bounded copy names, through Claude Code's own Read and Bash.
 function script({ agents, answers, follow = false, childDelayMs = 0 }) {
@@ -48,9 +49,9 @@ function script({ agents, answers, follow = false, childDelayMs = 0 }) {
     for (const line of turn.split('\n')) if (line.startsWith('typed:')) seen.typed.push(line);
     if (turn.includes('delegate')) {
       return {
-        tools: agents.map((prompt, i) => ({
-          name: 'Agent', input: { description: `audit ${i + 1}`, prompt, subagent_type: 'general-purpose' },
-        })),
+        tools: agents.map((prompt, i) => (typeof prompt === 'object'
+          ? { name: 'Skill', input: { skill: prompt.skill } }  // a skill the test wrote
+          : { name: 'Agent', input: { description: `audit ${i + 1}`, prompt, subagent_type: 'general-purpose' } })),
       };
     }
     const results = toolResults(req);
@@ -197,6 +198,29 @@ for (const [mode, review] of [['acceptEdits', 'server'], ['auto', 'server'], ['a
     });
   });
 }
+
+test('auto mode: a `context: fork` skill, which Claude Code runs in the background, reports 171 KB: bounded like an agent\'s, and the screen says so in one line', async () => {
+  await withWorld(async (world) => {
+    await world.startDaemon();
+    world.setup();
+    const skill = path.join(world.work, '.claude', 'skills', 'audit');
+    fs.mkdirSync(skill, { recursive: true });
+    fs.writeFileSync(path.join(skill, 'SKILL.md'),
+      '---\nname: audit\ndescription: Audit the parser in depth\ncontext: fork\n---\nCHILD-SKILL audit the parser and report every finding.\n');
+    const answer = longAnswer(3001, 57);
+    const { respond, seen } = script({ agents: [{ skill: 'audit' }], answers: { 'CHILD-SKILL': answer }, follow: true });
+    const { screen } = await session(world, respond, seen, { mode: 'auto', done: (s) => s.followResults !== undefined });
+    assert.equal(seen.bounded.length, 1, 'one bounded copy');
+    const copy = seen.bounded[0];
+    assert.ok(bytes(copy) <= 16 * KiB, `the bounded copy is ${bytes(copy)} bytes`);
+    assert.match(copy, /VERDICT: ship it/);
+    assert.equal(fs.readFileSync(seen.artifact, 'utf8'), answer);
+    assertFollowed(seen, answer, copy);
+    assertMiddleNeverSent(seen, ['finding 1500 ']);
+    assert.match(screen, /Skill\(audit\)/);
+    assertTidyScreen(screen, ['/audit']);
+  });
+});
 
 test('two agents ending together share one budget: one bounded copy holding both within 48 KiB; the second notice is blocked, not repeated', async () => {
   await withWorld(async (world) => {

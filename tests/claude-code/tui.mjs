@@ -17,7 +17,7 @@ function tmux(socket, ...args) {
 
 // `claude` under tmux in `world` (its HOME, working directory and handoffd socket), talking to
 // `modelUrl`. `mode`: a --permission-mode ('default', 'acceptEdits', 'auto'); none: Claude Code's own
-// default (auto mode in 2.1.328).
+// default (auto mode in 2.1.328 and 2.1.332).
 export class Tui {
   constructor(world, modelUrl, { mode = 'default', env = {}, rows = 50 } = {}) {
     this.world = world;

@@ -661,6 +661,48 @@ TEST_CASE("claude-code background: auto mode, a SubagentHandback report is captu
   CHECK(read_whole(artifact_named(d, copy)) == report);
 }
 
+// Claude Code 2.1.332: a `context: fork` skill moved to the background in auto mode hands its
+// report back unreviewed: notes (indented) before the frame, and the report cut to its first and
+// last 50,000 characters with Claude Code's marker, every line indented two spaces.
+TEST_CASE("claude-code background: auto mode, a forked skill's unreviewed hand-back cut to 100,000 characters is bounded like an agent's") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-fork");
+  const std::string report = long_report("skill", "VERDICT: forked skill done");
+  capture(s, subagent_stop(s.session, "agent-f1", report, "/audit"));
+  CHECK(check_child(d, s.session, "agent-f1")["result"]["state"] == "completed");
+
+  std::string indented;
+  for (const char c : as_shown(report)) {
+    indented.push_back(c);
+    if (c == '\n') indented += "  ";
+  }
+  const std::string prompt = "<agent-message from=\"agent-f1\">\n  The text below may be partial, and auto mode did not "
+                             "review it.\n[Subagent hand-back] The text below is the final report of a subagent this "
+                             "session delegated to. The report follows:\n  " + indented + "\n</agent-message>";
+  const json notice = prompt_submit(s.session, prompt);
+  CHECK(says_bounded(block_reason(hook(s, notice)), report.size()));
+  const std::string copy = handed_over(deliver(s, notice));
+  CHECK(copy.find("finding 0001 (skill)") != std::string::npos);
+  CHECK(copy.find("VERDICT: forked skill done") != std::string::npos);
+  CHECK(read_whole(artifact_named(d, copy)) == report);
+}
+
+TEST_CASE("claude-code background: a notice of a shape the gate does not know passes untouched: no block, no line, nothing held") {
+  daemon_process d;
+  session_env s(d.socket().string(), "sess-unknown");
+  const std::string report = long_report("odd", "VERDICT: odd");
+  capture(s, subagent_stop(s.session, "agent-u1", report));
+  // A notice with something after it, and a hand-back with no frame: Claude Code's own text.
+  for (const std::string& prompt : {task_notification("agent-u1", report) + "\nand a line after it",
+                                    "<agent-message from=\"agent-u1\">\n" + report + "\n</agent-message>"}) {
+    const cli_result gate = hook(s, prompt_submit(s.session, prompt));
+    CHECK(gate.status == 0);
+    CHECK(gate.out.empty());
+    nothing_handed(deliver(s, prompt_submit(s.session, prompt)));
+  }
+  CHECK(check_child(d, s.session, "agent-u1")["result"]["state"] == "completed");  // still held, for a notice it knows
+}
+
 TEST_CASE("claude-code background: headless, the gate never blocks a notice") {
   daemon_process d;
   session_env s(d.socket().string(), "sess-headless");

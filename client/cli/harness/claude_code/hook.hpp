@@ -57,7 +57,7 @@ struct hook_settings {
   // How long the gate waits to see its prompt's deliverer start before it lets the notice pass
   // (both are started by Claude Code at once).
   std::chrono::milliseconds deliverer_wait{3'000};
-  // Someone is at the terminal: $CLAUDE_CODE_SESSION_ATTENDED, which Claude Code 2.1.328 sets to
+  // Someone is at the terminal: $CLAUDE_CODE_SESSION_ATTENDED, which Claude Code 2.1.328 and 2.1.332 set to
   // "1" in its interactive UI and "0" in `claude -p` (and the Agent SDK). Headless, a blocked
   // prompt ends the run with the prompt as its result and no asyncRewake hook is heard, so a
   // background agent is run in the foreground instead (its answer bounded as a tool result) and

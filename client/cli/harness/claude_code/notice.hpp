@@ -1,4 +1,4 @@
-// What a UserPromptSubmit hook of Claude Code 2.1.328 is handed when a background agent ends:
+// What a UserPromptSubmit hook of Claude Code 2.1.328 and 2.1.332 is handed when a background agent ends:
 // not a prompt the user typed, but Claude Code's own notice carrying the agent's report.
 //
 //   <task-notification>\n<task-id>ID</task-id>\n...<result>REPORT</result>...  (default and
