@@ -84,7 +84,7 @@ function script({ agents, answers, follow = false, childDelayMs = 0 }) {
 
 // Runs one interactive session: `claude` in `mode`, the user types "delegate", then waits until
 // `done(seen)` holds (or fails after `timeoutMs`). Returns { seen, screen, model }.
-async function session(world, respond, seen, { mode = 'acceptEdits', review = 'server', done, timeoutMs = 120_000, during, env = {} } = {}) {
+async function session(world, respond, seen, { mode = 'acceptEdits', review = 'server', done, timeoutMs = 120_000, during, after, env = {} } = {}) {
   const model = await startModel(respond, { review });
   const tui = new Tui(world, model.url, { mode, env });
   try {
@@ -93,7 +93,9 @@ async function session(world, respond, seen, { mode = 'acceptEdits', review = 's
     if (during) await during(tui);
     await until(tui, world, () => done(seen), timeoutMs);
     await sleep(1500);  // a window for what must not come (a second copy, the notice itself)
-    return { screen: tui.screen(), printed: tui.printed(), requests: model.requests };
+    const screen = tui.screen();
+    const afterwards = after ? await after(tui) : undefined;
+    return { screen, afterwards, printed: tui.printed(), requests: model.requests };
   } finally {
     await tui.close();
     await model.close();
@@ -369,7 +371,7 @@ test('a prompt the user typed while the agent ran, and another typed (not sent) 
   });
 });
 
-test('the screen beside Claude Code\'s own: without handoff one line for the finished agent; with handoff that line says what handoff did, one line more says the copy was delivered, and nothing else differs', async () => {
+test('the screen beside Claude Code\'s own: without handoff one line for the finished agent; with handoff that line says what handoff did, one line more says the copy was delivered, nothing else differs, and /tasks lists the agent done in both', async () => {
   const answer = longAnswer(3001, 57);
   const screens = {};
   for (const withHandoff of [false, true]) {
@@ -381,8 +383,14 @@ test('the screen beside Claude Code\'s own: without handoff one line for the fin
       const { respond, seen } = script({ agents: ['CHILD-LONG audit the parser'], answers: { 'CHILD-LONG': answer } });
       // The report reached the model: Claude Code's notice, or handoff's bounded copy.
       const arrived = withHandoff ? (s) => s.bounded.length > 0 : (s) => s.parentRequests.some((r) => turnText(r).includes('VERDICT: ship it'));
-      const { screen } = await session(world, respond, seen, { mode: 'acceptEdits', done: arrived });
+      // Claude Code's own list of its background tasks, after: the agent is there, done.
+      const tasks = async (tui) => {
+        await tui.type('/tasks');
+        return tui.waitFor(/✔ audit 1\s+done/, 30_000, () => tui.visible());
+      };
+      const { screen, afterwards } = await session(world, respond, seen, { mode: 'acceptEdits', done: arrived, after: tasks });
       screens[withHandoff ? 'handoff' : 'none'] = screen;
+      assert.match(afterwards, /Completed/);
     });
   }
   assert.match(screens.none, /Agent "audit 1" finished · \d+s/);
