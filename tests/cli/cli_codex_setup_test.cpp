@@ -4,6 +4,8 @@
 // itself reads what it wrote: tests/codex/setup.test.mjs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,8 +31,14 @@ struct codex_home {
   fs::path home = dir / "codex-home";
   fs::path config = home / "config.toml";
 
+  // The cases of handoff's server table run with --keep-native-agents, so that the file holds
+  // that table alone; the lines turning Codex's own subagent tools off have cases of their own
+  // (keep_native = false: setup as a user runs it).
+  bool keep_native = true;
+
   // With CODEX_HOME naming the home (HOME elsewhere), as Codex's users set it.
   handoff::test::cli_result setup(std::vector<std::string> args = {}) const {
+    if (keep_native && std::find(args.begin(), args.end(), "--remove") == args.end()) args.push_back("--keep-native-agents");
     args.insert(args.begin(), {"setup", "codex"});
     return run_cli(args, {}, {"CODEX_HOME=" + home.string(), "HOME=" + (dir / "home").string()});
   }
@@ -53,7 +61,8 @@ struct codex_home {
         "\"HANDOFF_CODEX\", \"HANDOFF_CODEX_MAX_RUNNING\", \"HANDOFF_CODEX_TURN_TIMEOUT_S\", \"HANDOFF_CODEX_OUTPUT_BYTES\", "
         "\"OPENAI_API_KEY\"" + env_keys + "]",
         "startup_timeout_sec = 20",
-        "tool_timeout_sec = 86400"};
+        "tool_timeout_sec = 86400",
+        "default_tools_approval_mode = \"approve\""};
     std::string out;
     for (const std::string& line : lines) out += line + newline;
     return out;
@@ -85,18 +94,90 @@ TEST_CASE("setup codex: a missing home gets config.toml with handoff's server al
   codex_home c;
   const auto r = c.setup();
   CHECK_MESSAGE(r.status == 0, r.err);
-  CHECK(r.out == "setup codex: wrote handoff's entries to " + c.config.string() + "\n");
+  CHECK(r.out.starts_with("setup codex: wrote handoff's entries to " + c.config.string() + "\n"));
   CHECK(c.text() == c.table());
   CHECK(mode_of(c.home) == 0700);
   CHECK(mode_of(c.config) == 0600);
 
   const auto again = c.setup();
-  CHECK(again.out == "setup codex: " + c.config.string() + " already has handoff's entries; nothing to change\n");
+  CHECK(again.out.starts_with("setup codex: " + c.config.string() + " already has handoff's entries; nothing to change\n"));
   CHECK(c.text() == c.table());
 
   CHECK(c.setup({"--remove"}).status == 0);
   CHECK(c.text().empty());
   CHECK(has(c.setup({"--remove"}).out, "has no entry of handoff's; nothing to change"));
+}
+
+// The lines that turn Codex's own subagent tools off, as setup appends them to a file without them.
+std::string native_off(const std::string& nl = "\n") {
+  return nl + "[features]  # added by handoff setup codex" + nl + "multi_agent = false  # added by handoff setup codex" + nl +
+         nl + "[features.multi_agent_v2]  # added by handoff setup codex" + nl +
+         "disable_native_tools = true  # added by handoff setup codex" + nl;
+}
+
+TEST_CASE("setup codex: Codex's own subagent tools turned off by default, said plainly; --keep-native-agents and --remove take exactly those lines out") {
+  for (const std::string& before : {std::string(""), std::string("model = \"gpt-6.1-sol\"\n"), std::string("a = 1")}) {
+    CAPTURE(before);
+    codex_home c;
+    c.keep_native = false;
+    if (!before.empty()) c.write(before);
+    const auto r = c.setup();
+    CHECK_MESSAGE(r.status == 0, r.err);
+    CHECK(has(r.out, "setup codex: Codex's own subagent tools are off ([features] multi_agent = false, "
+                     "[features.multi_agent_v2] disable_native_tools = true), so a model delegates through handoff's; "
+                     "--keep-native-agents keeps them\n"));
+    const std::string base = before.empty() ? "" : (before.ends_with("\n") ? before : before + "\n") + "\n";
+    CHECK(c.text() == base + c.table() + native_off());
+    CHECK(has(c.setup().out, "already has handoff's entries; nothing to change"));  // twice is once
+
+    c.keep_native = true;  // the user changes their mind: only handoff's marked lines go
+    const auto keep = c.setup();
+    CHECK(has(keep.out, "Codex's own subagent tools stay on (--keep-native-agents)"));
+    CHECK(c.text() == base + c.table());
+    c.keep_native = false;
+    REQUIRE(c.setup().status == 0);
+    REQUIRE(c.setup({"--remove"}).status == 0);
+    CHECK(c.text() == (before == "a = 1" ? "a = 1\n" : before));
+  }
+}
+
+TEST_CASE("setup codex: in the user's own [features], one marked line under its header; a key the user set is kept and named") {
+  codex_home c;
+  c.keep_native = false;
+  const std::string before = "model = \"x\"\r\n\r\n[features]\r\nweb_search = true # mine\r\n\r\n"
+                             "[features.multi_agent_v2]\r\ndisable_native_tools = false\r\n\r\n[tui]\r\nfoo = 1\r\n";
+  c.write(before);
+  const auto r = c.setup();
+  CHECK_MESSAGE(r.status == 0, r.err);
+  CHECK(has(r.out, "setup codex: kept your [features.multi_agent_v2] disable_native_tools = false (handoff's: true) as you set "
+                   "it: the Codex subagent tools it governs stay on\n"));
+  CHECK_FALSE(has(r.out, "subagent tools are off"));
+  CHECK(c.text() == "model = \"x\"\r\n\r\n[features]\r\nmulti_agent = false  # added by handoff setup codex\r\n"
+                    "web_search = true # mine\r\n\r\n[features.multi_agent_v2]\r\ndisable_native_tools = false\r\n\r\n"
+                    "[tui]\r\nfoo = 1\r\n\r\n" + c.table("", "\r\n"));
+  REQUIRE(c.setup({"--remove"}).status == 0);
+  CHECK(c.text() == before);
+}
+
+TEST_CASE("setup codex: [features] handoff cannot extend (inline, a dotted key, not a table) is refused with the way out, the file left as it was") {
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {"features = { web_search = true }\n", ":1: features is an inline table; handoff cannot set features.multi_agent in it: "
+                                                 "write it as a [features] table, or keep Codex's own subagent tools with "
+                                                 "--keep-native-agents (nothing was changed)"},
+           {"features.web_search = true\n", ":1: features is defined by a dotted key (features.web_search = ...)"},
+           {"[features]\nmulti_agent_v2.x = 1\n", ":2: features.multi_agent_v2 is defined by a dotted key"},
+           {"features = 3\n", ":1: features is not a table"}}) {
+    CAPTURE(text);
+    codex_home c;
+    c.keep_native = false;
+    c.write(text);
+    const auto r = c.setup();
+    CHECK(r.status == 1);
+    CHECK_MESSAGE(has(r.err, "setup codex: " + c.config.string() + why), r.err);
+    CHECK(c.text() == text);
+    c.keep_native = true;  // the way out the message names
+    CHECK(c.setup().status == 0);
+  }
 }
 
 TEST_CASE("setup codex: --codex-home wins over CODEX_HOME, and HOME/.codex is the default") {

@@ -268,7 +268,7 @@ test('TUI: handoffd down and autostart off: the model gets a clear error, and th
   }
 });
 
-test('TUI with approvals on request: the user allows each handoff tool by keys, and the answer arrives', { timeout: 120_000 }, async () => {
+test('TUI with approvals on request: handoff\'s tools run without asking (setup\'s default_tools_approval_mode = "approve", as Codex\'s own spawn_agent does), and the answer arrives', { timeout: 120_000 }, async () => {
   const short = 'All 12 tests pass.\nVERDICT: fine';
   const { respond, seen } = script('delegate the tests', [
     () => ({ calls: [spawn('CHILD-SHORT run the tests')] }),
@@ -281,26 +281,17 @@ test('TUI with approvals on request: the user allows each handoff tool by keys, 
     tui = new CodexTui(world);
     await tui.waitFor(/Ask Codex to do anything/);
     await tui.submit('delegate the tests', () => seen.parent.length > 0);
-    // Codex asks before each MCP tool call: "Allow the handoff MCP server to run tool "NAME"?"
-    // (1. Allow, 2. Allow for this session, 3. Always allow, 4. Cancel). The user picks 2.
-    const asked = [];
+    // Without the setting Codex asks before each call: "Allow the handoff MCP server to run tool
+    // "NAME"?" (1. Allow, 2. Allow for this session, ...). It must never ask.
     const until = Date.now() + 60_000;
     let screen = tui.screen();
     while (!/PARENT DONE/.test(screen)) {
+      assert.doesNotMatch(screen, /Allow the handoff MCP server/);
       if (Date.now() > until) throw new Error(`the turn never ended:\n${screen}`);
-      const prompt = screen.match(/Allow the handoff MCP server to run tool "(\w+)"\?/);
-      if (prompt && /enter to submit/.test(screen) && asked.at(-1) !== prompt[1]) {
-        asked.push(prompt[1]);
-        tui.keys('Down');
-        // A guess that the choice has moved: the screen without colours does not show which
-        // option is chosen. (A second Down would move past it; Enter alone picks the first.)
-        await sleep(200);
-        tui.keys('Enter');
-      }
       await sleep(200);  // the poll interval
       screen = tui.screen();
     }
-    assert.deepEqual(asked, ['subagent_spawn', 'subagent_wait']);
+    assert.doesNotMatch(screen, /Allow the handoff MCP server/);
     const [spawned] = seen.outputs[0];
     assert.match(spawned, /Started subagent cx-[0-9a-f]{6} "CHILD-SHORT run the tests"/);
     const [waited] = seen.outputs[1];

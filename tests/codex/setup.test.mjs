@@ -9,6 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, codexPath, cliPath } from './harness.mjs';
+import { startModel, offeredTools } from './scripted-responses.mjs';
 
 const handoffPath = fs.realpathSync(cliPath);  // setup writes its own /proc/self/exe
 const passedEnv = ['XDG_RUNTIME_DIR', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'HANDOFF_SOCKET', 'HANDOFF_AUTOSTART',
@@ -72,6 +73,8 @@ test('beside Codex\'s own settings (CRLF, comments, a provider, a server `codex 
     assert.equal(list.find((s) => s.name === 'handoff').transport.command, handoffPath);
     const rewritten = fs.readFileSync(world.configPath(), 'utf8');
     assert.match(rewritten, /\n\[mcp_servers\.handoff\.env\]\n/);
+    // Codex keeps the lines setup marked as its own: --remove finds them again.
+    assert.match(rewritten, /\[features\]  # added by handoff setup codex\nmulti_agent = false  # added by handoff setup codex\n/);
     assert.match(setup(world), /already has handoff's entries; nothing to change/);
     assert.equal(fs.readFileSync(world.configPath(), 'utf8'), rewritten);
 
@@ -79,7 +82,8 @@ test('beside Codex\'s own settings (CRLF, comments, a provider, a server `codex 
     assert.match(setup(world, '--remove'), /removed handoff's entries/);
     assert.deepEqual(servers(world).map((s) => s.name), ['docs']);
     assert.equal(fs.readFileSync(world.configPath(), 'utf8'),
-                 rewritten.replace(/\[mcp_servers\.handoff\]\n[\s\S]*?\n\n(?=\[mcp_servers\.docs\])/, ''));
+                 rewritten.replace(/\[mcp_servers\.handoff\]\n[\s\S]*?\n\n(?=\[mcp_servers\.docs\])/, '')
+                   .replace(/\n\[features\]  # added by handoff setup codex\n[\s\S]*$/, ''));
     assert.doesNotMatch(fs.readFileSync(world.configPath(), 'utf8'), /handoff/);
   } finally {
     await world.close();
@@ -103,3 +107,41 @@ test('TOML 1.1 as Codex reads it (an inline table over lines, \\e, a time withou
     await world.close();
   }
 });
+
+// What a catalog model (multi-agent v2, code mode) is offered in its first request, after setup
+// and after `setup --keep-native-agents`: Codex's own `collaboration` tools, or not; handoff's
+// tools listed as a deferred namespace either way.
+for (const model of ['gpt-6.1-sol', 'scripted-1']) {
+  test(`${model}: after setup the first request offers none of Codex's own subagent tools, and handoff's; --keep-native-agents gives them back`, async () => {
+    const offered = {};
+    for (const keep of [false, true]) {
+      const world = new World();
+      const scripted = await startModel(async () => ({ text: 'done' }));
+      try {
+        world.configure(scripted.baseUrl, { model });
+        const said = setup(world, ...(keep ? ['--keep-native-agents'] : []));
+        assert.match(said, keep ? /subagent tools stay on/ : /subagent tools are off/);
+        const run = await world.exec('hello', { model: scripted, env: { HANDOFF_AUTOSTART: '0' } });
+        assert.equal(run.code, 0, run.stderr);
+        const first = run.requests[0];
+        const names = offeredTools(first).map((t) => (t.namespace ? `${t.namespace}.` : '') + t.name);
+        const developer = JSON.stringify((first.input ?? []).filter((i) => i.role === 'developer'));
+        offered[keep] = { names, developer };
+      } finally {
+        await scripted.close();
+        await world.close();
+      }
+    }
+    const native = /^(collaboration|multi_agent_v1)\./;
+    assert.deepEqual(offered[false].names.filter((n) => native.test(n)), [], offered[false].names.join(' '));
+    assert.ok(offered[true].names.some((n) => native.test(n)), offered[true].names.join(' '));
+    if (model === 'gpt-6.1-sol') {
+      // Code mode: MCP tools are deferred, each server listed by its description cut at 250
+      // characters; handoff's makes its point within them.
+      for (const keep of [false, true]) assert.match(offered[keep].developer, /Deferred tool namespaces:\\n- mcp__handoff: /);
+      assert.doesNotMatch(offered[false].developer, /multi_agent_role/);
+    } else {
+      assert.ok(offered[false].names.includes('mcp__handoff.subagent_spawn'), offered[false].names.join(' '));
+    }
+  });
+}

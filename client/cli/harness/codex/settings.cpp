@@ -79,7 +79,8 @@ std::string codex_server_table(const codex_server& server) {
          "env = { CODEX_HOME = " + toml_quoted(server.codex_home) + " }\n"
          "env_vars = [" + env_vars + "]\n"
          "startup_timeout_sec = " + std::to_string(codex_startup_timeout_sec) + "\n"
-         "tool_timeout_sec = " + std::to_string(codex_tool_timeout_sec) + "\n";
+         "tool_timeout_sec = " + std::to_string(codex_tool_timeout_sec) + "\n"
+         "default_tools_approval_mode = \"approve\"\n";
 }
 
 }  // namespace handoff::cli

@@ -17,6 +17,25 @@
 //   startup_timeout_sec = 20                the server's start may start handoffd
 //   tool_timeout_sec = 86400                a wait for subagents may take hours (Codex's
 //                                           default, 60 s, would cut it)
+//   default_tools_approval_mode = "approve" handoff's tools run without asking the user each
+//                                           time under approval_policy "on-request", as Codex's
+//                                           own spawn_agent / wait_agent do; the children's
+//                                           commands still follow the user's sandbox and
+//                                           approval settings (a child is a `codex exec` that
+//                                           reads the same config.toml)
+//
+// And, unless `--keep-native-agents`, Codex's own subagent tools off, so that a model delegates
+// through handoff's (codex_native_agents_off; each line marked `# added by handoff setup codex`,
+// in tables that may be the user's, config_toml.hpp):
+//
+//   [features]
+//   multi_agent = false                     the v1 tools (spawn_agent, wait_agent, send_input,
+//                                           ...) of models Codex does not know
+//   [features.multi_agent_v2]
+//   disable_native_tools = true             the `collaboration` namespace and its role prompt
+//                                           of Codex's catalog models (multi-agent v2)
+//
+// A key the user set already is left as they set it, and setup says so.
 //
 // The table is handoff's: `[mcp_servers.handoff]` and any `[mcp_servers.handoff.*]`. Defined any
 // other way (inline, dotted keys) it is refused, never rewritten.
@@ -35,6 +54,12 @@ struct codex_server {
   std::string command;                 // the absolute path of handoff
   std::string codex_home;              // absolute; env.CODEX_HOME
   std::vector<std::string> env_keys;   // the model providers' env_key values, in file order
+};
+
+// The lines that turn Codex's own subagent tools off (above).
+inline const toml_marked_key codex_native_agents_off[] = {
+    {{"features"}, "multi_agent", "false"},
+    {{"features", "multi_agent_v2"}, "disable_native_tools", "true"},
 };
 
 // The key of handoff's table.

@@ -1,4 +1,5 @@
-// `handoff setup codex [--codex-home DIR] [--dry-run] [--remove]`.
+// `handoff setup codex [--codex-home DIR] [--keep-native-agents] [--dry-run] [--remove]`.
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -6,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cli/harness/codex/entry.hpp"
 #include "cli/harness/codex/settings.hpp"
@@ -19,6 +21,7 @@ namespace fs = std::filesystem;
 
 struct codex_setup_options {
   std::string codex_home;  // --codex-home DIR: Codex's home [$CODEX_HOME, else ~/.codex]
+  bool keep_native = false;  // --keep-native-agents: leave Codex's own subagent tools on
   bool remove = false;
   bool dry_run = false;
 };
@@ -63,25 +66,54 @@ int run_codex_setup(const codex_setup_options& options) {
   if (home.empty()) return setup_failed("codex", "neither CODEX_HOME nor HOME is set; pass --codex-home DIR", exit_usage);
   const fs::path path = home / "config.toml";
   codex_server server{rpc::own_executable().string(), home.string(), {}};
+  std::vector<std::string> kept;  // "[features] multi_agent = true (handoff's: false)": set by the user otherwise
   if (server.command.empty())
     return setup_failed("codex", "cannot tell this handoff's own path (/proc/self/exe), which Codex is to start", exit_failure);
   try {
     edit_settings_text({"codex", path, options.remove, options.dry_run},
                        [&](const std::optional<std::string>& before) -> std::optional<std::string> {
-                         const toml_config config(before.value_or(""), path.string(), codex_server_key);
+                         const std::string text = before.value_or("");
+                         const toml_config config(text, path.string(), codex_server_key);
                          if (options.remove) {
-                           if (!config.has_table()) return std::nullopt;
-                           std::string after = config.without_table();
+                           std::string after = toml_without_marked(config.has_table() ? config.without_table() : text, path.string());
+                           if (after == text) return std::nullopt;
                            check_codex_config(after, path, nullptr);
                            return after;
                          }
                          server.env_keys = codex_provider_env_keys(config.root());
                          const toml::node* entry = config.root()["mcp_servers"]["handoff"].node();
-                         if (entry != nullptr && codex_server_matches(*entry, server)) return std::nullopt;
-                         std::string after = config.with_table(codex_server_table(server));
+                         std::string after = entry != nullptr && codex_server_matches(*entry, server)
+                                                 ? text
+                                                 : config.with_table(codex_server_table(server));
+                         after = toml_without_marked(after, path.string());  // --keep-native-agents, or as new
+                         if (!options.keep_native) {
+                           // Refusals name the lines of the file as the user has it.
+                           for (const toml_marked_key& line : codex_native_agents_off)
+                             (void)toml_with_marked(text, path.string(), line, nullptr);
+                         }
+                         if (!options.keep_native)
+                           for (const toml_marked_key& line : codex_native_agents_off) {
+                             std::string users;
+                             after = toml_with_marked(after, path.string(), line, &users);
+                             if (!users.empty() && users != line.value)
+                               kept.push_back("[" + toml_key_text(line.table) + "] " + line.key + " = " + users +
+                                              " (handoff's: " + line.value + ")");
+                           }
+                         if (after == text) return std::nullopt;
                          check_codex_config(after, path, &server);
                          return after;
                        });
+    if (!options.remove && !options.dry_run) {
+      if (options.keep_native)
+        std::printf("setup codex: Codex's own subagent tools stay on (--keep-native-agents): a model may delegate "
+                    "through them, and their answers are not bounded\n");
+      else if (kept.empty())
+        std::printf("setup codex: Codex's own subagent tools are off ([features] multi_agent = false, "
+                    "[features.multi_agent_v2] disable_native_tools = true), so a model delegates through handoff's; "
+                    "--keep-native-agents keeps them\n");
+      for (const std::string& k : kept)
+        std::printf("setup codex: kept your %s as you set it: the Codex subagent tools it governs stay on\n", k.c_str());
+    }
     return exit_ok;
   } catch (const std::exception& e) {
     return setup_failed("codex", e.what(), exit_failure);
@@ -93,6 +125,9 @@ int run_codex_setup(const codex_setup_options& options) {
 run_fn add_codex_setup(CLI::App& app) {
   auto options = std::make_shared<codex_setup_options>();
   app.add_option("--codex-home", options->codex_home, "Codex's home, whose config.toml to edit [$CODEX_HOME, else ~/.codex]");
+  app.add_flag("--keep-native-agents", options->keep_native,
+               "Leave Codex's own subagent tools on (by default setup turns them off, so that a model delegates "
+               "through handoff's bounded tools)");
   add_setup_flags(app, options->remove, options->dry_run);
   return [options] { return run_codex_setup(*options); };
 }
