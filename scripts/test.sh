@@ -14,8 +14,10 @@ npm ci --prefix "$root/client/pi/test/peers" --no-audit --no-fund --loglevel=err
 # release for the `claude -p` suite (2.1.328), pinned, project-local.
 npm ci --prefix "$root/tests/claude-code" --no-audit --no-fund --loglevel=error >/dev/null
 npm ci --prefix "$root/tests/claude-code/previous" --no-audit --no-fund --loglevel=error >/dev/null
-# The real Codex CLI the MCP server tests run (0.169.0, native binary), pinned, project-local.
+# The real Codex CLI the MCP server tests run (0.171.0, native binary), and the previous proven
+# release for its setup and MCP suites (0.169.0), pinned, project-local.
 npm ci --prefix "$root/tests/codex" --no-audit --no-fund --loglevel=error >/dev/null
+npm ci --prefix "$root/tests/codex/previous" --no-audit --no-fund --loglevel=error >/dev/null
 # The real Gemini CLI the AfterTool hook tests run (0.61.0, pure JS), pinned, project-local.
 npm ci --prefix "$root/tests/gemini" --no-audit --no-fund --loglevel=error >/dev/null
 # The real opencode the plugin tests run (1.18.33, native binary), pinned, project-local.

@@ -11,7 +11,7 @@ export { cliPath, handoffdPath, longAnswer };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // The pinned Claude Code (this folder's package.json), or the one HANDOFF_CLAUDE_CODE names (a
-// `claude` executable: scripts/claude-code-version.sh runs the suites against another release).
+// `claude` executable: scripts/harness-version.sh claude-code VERSION runs the suites against another release).
 export const claudePath = process.env.HANDOFF_CLAUDE_CODE || path.join(here, 'node_modules/.bin/claude');
 
 // A temporary world (../support/world.mjs): HOME, a working directory, and handoffd's socket,

@@ -115,7 +115,7 @@ std::string native_off(const std::string& nl = "\n") {
          "disable_native_tools = true  # added by handoff setup codex" + nl;
 }
 
-TEST_CASE("setup codex: Codex's own subagent tools turned off by default, said plainly; --keep-native-agents and --remove take exactly those lines out") {
+TEST_CASE("setup codex: Codex's own subagent tools turned off by default and said plainly, --keep-native-agents and --remove take exactly those lines out") {
   for (const std::string& before : {std::string(""), std::string("model = \"gpt-6.1-sol\"\n"), std::string("a = 1")}) {
     CAPTURE(before);
     codex_home c;
@@ -141,7 +141,7 @@ TEST_CASE("setup codex: Codex's own subagent tools turned off by default, said p
   }
 }
 
-TEST_CASE("setup codex: in the user's own [features], one marked line under its header; a key the user set is kept and named") {
+TEST_CASE("setup codex: in the user's own [features], one marked line under its header, and a key the user set is kept and named") {
   codex_home c;
   c.keep_native = false;
   const std::string before = "model = \"x\"\r\n\r\n[features]\r\nweb_search = true # mine\r\n\r\n"

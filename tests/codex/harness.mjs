@@ -1,5 +1,6 @@
-// A real Codex CLI 0.169.0 (this folder's pinned npm install) on the scripted Responses model, with
-// a real handoffd on a temporary socket and a temporary HOME / CODEX_HOME / TMPDIR.
+// A real Codex CLI 0.171.0 (this folder's pinned npm install; CODEX_BIN names another: the previous
+// proven 0.169.0, tests/codex/previous) on the scripted Responses model, with a real handoffd on a
+// temporary socket and a temporary HOME / CODEX_HOME / TMPDIR.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,0 +1,23 @@
+// scratch probe (not committed)
+import fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { World, cliPath } from './harness.mjs';
+import { startModel, offeredTools } from './scripted-responses.mjs';
+const model = process.argv[2] ?? 'gpt-6.1-sol';
+const extra = process.argv[3] ?? '';
+const world = new World();
+await world.startDaemon();
+const m = await startModel(async () => ({ text: 'done' }));
+world.configure(m.baseUrl, { model });
+if (extra) fs.appendFileSync(world.configPath(), '\n' + extra.replace(/\\n/g, '\n') + '\n');
+const r = spawnSync(cliPath, ['setup', 'codex', '--codex-home', world.codexHome], { env: { ...process.env, HOME: world.home }, encoding: 'utf8' });
+console.log(r.stdout, r.stderr);
+const run = await world.exec('hello', { model: m });
+const req = m.requests[0];
+fs.writeFileSync('/work/probe/codex-first.json', JSON.stringify(req, null, 1));
+console.log('code', run.code, 'tools:', offeredTools(req).map((t) => (t.namespace ? t.namespace + '.' : '') + t.name).join(' '));
+const dev = (req.input ?? []).filter((i) => i.role === 'developer').map((i) => JSON.stringify(i.content)).join('\n');
+const at = dev.indexOf('Deferred tool');
+console.log('deferred:', at >= 0 ? dev.slice(at, at + 700) : 'none');
+console.log('multi_agent_role:', dev.includes('multi_agent_role'));
+await m.close(); await world.close();
