@@ -130,7 +130,7 @@ std::string string_arg(const json& args, const char* key, bool required) {
 
 class server {
  public:
-  server(codex_children_options options, fs::path home, std::size_t output_bytes)
+  server(codex::children_options options, fs::path home, std::size_t output_bytes)
       : home_(std::move(home)), output_bytes_(output_bytes), daemon_(options.daemon), children_(std::move(options)) {}
 
   int run() {
@@ -301,7 +301,7 @@ class server {
   std::string spawn(const std::string& parent, const json& args, const std::string& parent_model) {
     std::string model = string_arg(args, "model", false);
     if (model.empty()) model = parent_model;
-    const codex_started s = children_.spawn(parent, string_arg(args, "task", true), string_arg(args, "title", false),
+    const codex::started s = children_.spawn(parent, string_arg(args, "task", true), string_arg(args, "title", false),
                                             string_arg(args, "cwd", false), model);
     const std::string name = s.child_id + " " + json(s.title).dump();
     std::string text = s.queue_position == 0
@@ -314,7 +314,7 @@ class server {
   }
 
   std::string send(const std::string& parent, const json& args) {
-    const codex_started s = children_.send(parent, string_arg(args, "id", true), string_arg(args, "message", true));
+    const codex::started s = children_.send(parent, string_arg(args, "id", true), string_arg(args, "message", true));
     const std::string name = s.child_id + " " + json(s.title).dump();
     const std::string answer = "Its answer comes as " + s.turn_id + "; call subagent_wait to get it.";
     std::string text = s.behind ? "Queued for subagent " + name + ": it is still working on turn " +
@@ -409,13 +409,14 @@ class server {
 
   std::string check(const std::string& parent, const json& args) {
     const std::string id = string_arg(args, "id", true);
-    const std::optional<codex_turn_view> local = children_.view(parent, id);
+    const std::optional<codex::turn_view> local = children_.view(parent, id);
     std::string head = "Subagent " + local->id + " " + json(local->title).dump() + ": ";
-    if (local->phase == "waiting" || local->phase == "queued" || local->phase == "cancelled")
-      return head + local->phase + (local->preview.empty() ? "" : "\nLatest activity:\n" + local->preview);
+    const std::string phase(codex::phase_name(local->phase));
+    if (phase == "waiting" || phase == "queued" || phase == "cancelled")
+      return head + phase + (local->preview.empty() ? "" : "\nLatest activity:\n" + local->preview);
     std::string why;
     std::optional<client::connection> conn = connect(why);
-    std::string state = local->phase == "running" ? "running" : "finished (" + local->status + ")";
+    std::string state = phase == "running" ? "running" : "finished (" + local->status + ")";
     std::string preview = local->preview;
     if (conn) {
       try {
@@ -437,7 +438,7 @@ class server {
 
   std::string cancel_child(const std::string& parent, const json& args) {
     const std::string id = string_arg(args, "id", true);
-    const codex_children::cancelled c = children_.cancel(parent, id);
+    const codex::children::cancelled c = children_.cancel(parent, id);
     std::string why;
     if (std::optional<client::connection> conn = connect(why)) {
       try {
@@ -460,7 +461,7 @@ class server {
   fs::path home_;
   std::size_t output_bytes_;  // $HANDOFF_CODEX_OUTPUT_BYTES, 0 when unset
   daemon_options daemon_;
-  codex_children children_;
+  codex::children children_;
   std::mutex out_mutex_;
   std::mutex calls_mutex_;
   std::condition_variable calls_done_;
@@ -476,7 +477,7 @@ command add_codex_server(CLI::App& app, std::shared_ptr<const daemon_options> da
       "Codex: the MCP server Codex starts (handoff setup codex): subagent tools whose children are codex exec "
       "processes, their answers bounded through handoffd");
   return command{sub, [daemon] {
-    codex_children_options options;
+    codex::children_options options;
     options.daemon = *daemon;
     options.codex = codex_binary();
     const char* state = std::getenv("XDG_STATE_HOME");
