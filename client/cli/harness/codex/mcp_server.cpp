@@ -162,13 +162,21 @@ class server {
       ++in_flight_;
       cancels_[id.dump()] = signal;
     }
-    std::thread([this, id, params = std::move(params), tool, signal] {
-      run_tool(id, params, *tool, *signal);
+    const auto done = [this, key = id.dump()] {
       const std::lock_guard<std::mutex> hold(calls_mutex_);
-      cancels_.erase(id.dump());
+      cancels_.erase(key);
       --in_flight_;
       calls_done_.notify_all();
-    }).detach();
+    };
+    try {
+      std::thread([this, id, params = std::move(params), tool, signal, done] {
+        run_tool(id, params, *tool, *signal);
+        done();
+      }).detach();
+    } catch (...) {
+      done();  // no thread: the call is answered -32603 by on_frame and counts no more
+      throw;
+    }
   }
 
   void run_tool(const json& id, const json& params, const codex::tool& tool, const client::cancel_signal& cancel) {
