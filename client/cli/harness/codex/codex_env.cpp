@@ -1,6 +1,5 @@
 #include "cli/harness/codex/codex_env.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+
+#include "cli/harness/codex/file_reads.hpp"
 
 namespace handoff::cli {
 namespace {
@@ -58,28 +59,6 @@ std::optional<fs::path> rollout_of(const fs::path& home, const std::string& thre
   return std::nullopt;
 }
 
-// The last `most` bytes of `path` (never following a symlink), or "" when it cannot be read.
-std::string tail_of(const fs::path& path, std::size_t most) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return {};
-  std::string out;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    const auto size = static_cast<std::size_t>(st.st_size);
-    const std::size_t from = size > most ? size - most : 0;
-    out.resize(size - from);
-    std::size_t got = 0;
-    while (got < out.size()) {
-      const ssize_t n = ::pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(from + got));
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    out.resize(got);
-  }
-  ::close(fd);
-  return out;
-}
-
 std::optional<std::int64_t> count_of(const json& object, const char* key) {
   const auto it = object.find(key);
   if (it == object.end() || !it->is_number()) return std::nullopt;
@@ -123,7 +102,7 @@ fs::path codex_binary() {
 std::size_t codex_output_bytes(const fs::path& home, std::size_t forced) {
   if (forced != 0) return forced;
   std::size_t limit = codex_unknown_model_bytes;
-  const std::string text = tail_of(home / "config.toml", max_config_bytes);
+  const std::string text = codex::read_tail(home / "config.toml", max_config_bytes);
   if (!text.empty()) {
     try {
       const toml::table root = toml::parse(text);
@@ -141,7 +120,7 @@ std::size_t codex_output_bytes(const fs::path& home, std::size_t forced) {
 std::optional<rpc::usage_dto> codex_thread_usage(const fs::path& home, const std::string& thread_id) {
   const std::optional<fs::path> rollout = rollout_of(home, thread_id);
   if (!rollout) return std::nullopt;
-  const std::string tail = tail_of(*rollout, rollout_tail_bytes);
+  const std::string tail = codex::read_tail(*rollout, rollout_tail_bytes);
   const std::string_view all = tail;
   for (std::size_t end = all.size(); end > 0;) {  // the lines, last first
     const std::size_t newline = all.rfind('\n', end - 1);
