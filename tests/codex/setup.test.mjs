@@ -138,7 +138,12 @@ for (const model of ['gpt-6.1-sol', 'scripted-1']) {
     if (model === 'gpt-6.1-sol') {
       // Code mode: MCP tools are deferred, each server listed by its description cut at 250
       // characters; handoff's makes its point within them.
-      for (const keep of [false, true]) assert.match(offered[keep].developer, /Deferred tool namespaces:\\n- mcp__handoff: /);
+      for (const keep of [false, true]) {
+        const listed = offered[keep].developer.match(/Deferred tool namespaces:\\n- mcp__handoff: (.*?)\\n/);
+        assert.ok(listed, offered[keep].developer.slice(0, 2000));
+        // Whole: no "..." where Codex cut it at 250 characters.
+        assert.match(listed[1], /subagent_spawn starts a Codex subagent, .*Delegate with them, not spawn_agent \/ wait_agent\.$/);
+      }
       assert.doesNotMatch(offered[false].developer, /multi_agent_role/);
     } else {
       assert.ok(offered[false].names.includes('mcp__handoff.subagent_spawn'), offered[false].names.join(' '));

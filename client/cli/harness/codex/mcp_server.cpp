@@ -135,11 +135,17 @@ class server {
     return {{"protocolVersion", asked.empty() ? std::string(mcp_protocol) : asked},
             {"capabilities", {{"tools", {{"listChanged", false}}}}},
             {"serverInfo", {{"name", "handoff"}, {"version", HANDOFF_VERSION}}},
-            {"instructions",
-             "handoff's subagent tools run subagents as separate Codex processes and return their answers "
-             "bounded: head, tail and a footer whose exec_command calls show the rest of the full text, "
-             "kept on disk. Prefer them to spawn_agent / wait_agent for delegated work."}};
+            {"instructions", std::string(instructions)}};
   }
+
+  // What a catalog model sees of the server before it loads its tools: "Deferred tool namespaces:
+  // - mcp__handoff: " and these instructions cut at 250 characters (Codex 0.169.0 and 0.171.0,
+  // measured), so the point is made within them.
+  static constexpr std::string_view instructions =
+      "handoff's subagent tools: subagent_spawn starts a Codex subagent, subagent_wait returns its answer bounded "
+      "(head, verdict, and exec_command pages for the rest, kept on disk). Delegate with them, not spawn_agent / "
+      "wait_agent.";
+  static_assert(instructions.size() <= 250);
 
   void cancel(const json& params) {
     const json which = params.is_object() ? params.value("requestId", json(nullptr)) : json(nullptr);
