@@ -1,4 +1,4 @@
-// handoff's MCP server inside a real Codex CLI 0.169.0 (pinned, project-local), on the scripted
+// handoff's MCP server inside a real Codex CLI 0.171.0 (pinned, project-local; 0.169.0 too), on the scripted
 // Responses model, with a real handoffd on a temporary socket: `handoff setup codex` writes the
 // server, a headless parent `codex exec` calls subagent_spawn / subagent_wait / ..., each child is
 // a real `codex exec` the server starts, and every footer call is run through Codex's own shell
@@ -292,6 +292,98 @@ test('Codex killed mid-wait: the finished child\'s result stays queued, and the 
     const got = parentRequests.slice(before).flatMap((r) => [...callOutputs(r).values()].map((o) => o.text)).join('\n');
     assert.match(got, /"CHILD-FAST quick" finished/);
     assert.match(got, /F VERDICT: ship it/);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+// A catalog model (gpt-6.1-sol: code mode, multi-agent v2) reaches handoff's tools only inside
+// `exec`, as JavaScript calling `tools.mcp__handoff__*`; what it reads is the cell's output:
+// "Script completed\nWall time ...\nOutput:\n" and what the script passed to text(). Codex cuts a
+// cell's output past about 40,000 bytes ("Warning: truncated output"); a batch must come whole.
+const CODEX_EXEC_CELL = 40_000;
+const exec = (input) => ({ name: 'exec', input });
+// The script of one cell: spawn each task, wait once, and print every text block of the answer.
+const spawnAndWait = (tasks) => exec([
+  ...tasks.map((t) => `await tools.mcp__handoff__subagent_spawn({task: ${JSON.stringify(t)}});`),
+  'const w = await tools.mcp__handoff__subagent_wait({});',
+  'for (const c of w.content) text(c.text);',
+].join('\n'));
+// One footer command through Codex's shell tool inside a cell; the cell prints its output alone.
+const shellInCell = (cmd) => exec(`const r = await tools.exec_command({cmd: ${JSON.stringify(cmd)}});\ntext(r.output);`);
+
+function cellOutput(text) {
+  const at = text.indexOf('Output:\n');
+  assert.ok(at >= 0 && text.startsWith('Script completed'), `an exec cell's output: ${text.slice(0, 300)}`);
+  return text.slice(at + 'Output:\n'.length);
+}
+
+// A script whose steps answer with code-mode cells (`custom`), for a catalog model.
+async function catalogWorld(respond) {
+  const world = new World();
+  const model = await startModel(respond);
+  world.configure(model.baseUrl, { model: 'gpt-6.1-sol' });
+  execFileSync(cliPath, ['setup', 'codex'], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
+  return { world, model };
+}
+
+test('a catalog model in code mode: exec spawns and waits, the 171 KB answer arrives bounded and whole in one cell, and the footer\'s commands run through tools.exec_command give back the omitted lines', async () => {
+  const answer = longAnswer(3001, 57);
+  const { respond, seen } = script([
+    () => ({ custom: [spawnAndWait(['CHILD-LONG audit the parser'])] }),
+    ([cell]) => ({ custom: footerCommands(cellOutput(cell)).map(shellInCell) }),
+    (cells) => {
+      const listed = cells.map(cellOutput);
+      return { custom: listed.flatMap((o) => (/^exec_command `/m.test(o) ? footerCommands(o) : [])).map(shellInCell) };
+    },
+  ], { 'CHILD-LONG': answer });
+  const { world, model } = await catalogWorld(respond);
+  try {
+    await world.startDaemon();
+    const run = await world.exec('delegate the audit', { model });
+    assert.equal(run.code, 0, run.stderr);
+    const [cell] = seen.outputs[0];
+    const bounded = cellOutput(cell);
+    assert.ok(bytes(cell) <= CODEX_EXEC_CELL, `the cell's output is ${bytes(cell)} bytes`);
+    assert.ok(bytes(bounded) <= CODEX_MCP_WHOLE + 100, `the wait's answer is ${bytes(bounded)} bytes`);
+    assert.doesNotMatch(cell, /Warning: truncated output|tokens truncated/);
+    assert.match(bounded, /finding 0001 /);
+    assert.match(bounded, /VERDICT: ship it/);
+    assert.match(bounded, /\[Truncated: 171,016 bytes \/ 3001 lines in full/);
+    const commands = footerCommands(bounded);
+    const planned = commands.length === 1 && /--plan/.test(commands[0]);
+    const pages = (planned ? seen.outputs[2] : seen.outputs[1]).map(cellOutput);
+    for (const page of [...seen.outputs[1], ...(seen.outputs[2] ?? [])]) assert.doesNotMatch(page, /Warning: truncated output|tokens truncated/);
+    const omitted = bounded.match(/omitted lines (\d+)-(\d+)/);
+    const expected = answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])).join('\n');
+    assert.equal(pages.map((p) => p.replace(/\n$/, '')).join('\n'), expected);
+    for (const r of seen.parent.slice(0, 2)) assert.ok(!JSON.stringify(r.input).includes('finding 1500 '), 'an omitted line was sent');
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('a catalog model in code mode: four 40 KB children in one wait share one budget, the answer whole in one cell, each head and verdict', async () => {
+  const answers = {};
+  for (const t of ['A', 'B', 'C', 'D']) answers[`CHILD-${t}-`] = longAnswer(700, 58, `${t} `);
+  const { respond, seen } = script([
+    () => ({ custom: [spawnAndWait(['A', 'B', 'C', 'D'].map((t) => `CHILD-${t}- part ${t}`))] }),
+  ], answers);
+  const { world, model } = await catalogWorld(respond);
+  try {
+    await world.startDaemon();
+    const run = await world.exec('delegate the audit', { model });
+    assert.equal(run.code, 0, run.stderr);
+    const [cell] = seen.outputs[0];
+    assert.ok(bytes(cell) <= CODEX_EXEC_CELL, `the cell's output is ${bytes(cell)} bytes`);
+    assert.doesNotMatch(cell, /Warning: truncated output|tokens truncated/);
+    const batch = cellOutput(cell);
+    for (const t of ['A', 'B', 'C', 'D']) {
+      assert.match(batch, new RegExp(`${t} finding 0001 `));
+      assert.match(batch, new RegExp(`${t} VERDICT: ship it`));
+    }
   } finally {
     await model.close();
     await world.close();

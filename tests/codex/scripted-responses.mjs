@@ -202,6 +202,20 @@ function stream(res, request, answer) {
     output.push(item);
     index++;
   }
+  // A freeform tool's call (code mode's `exec`: `input` is the JavaScript), answered by a
+  // custom_tool_call_output.
+  for (const c of answer.custom ?? []) {
+    const itemId = `ctc_${nextId++}`;
+    const callId = c.call_id ?? `call_${String(nextId++).padStart(6, '0')}`;
+    callBatch.set(callId, responseNumber);
+    const item = { id: itemId, type: 'custom_tool_call', status: 'completed', name: c.name, call_id: callId, input: c.input };
+    ev({ type: 'response.output_item.added', output_index: index, item: { ...item, status: 'in_progress', input: '' } });
+    ev({ type: 'response.custom_tool_call_input.delta', item_id: itemId, output_index: index, delta: c.input });
+    ev({ type: 'response.custom_tool_call_input.done', item_id: itemId, output_index: index, input: c.input });
+    ev({ type: 'response.output_item.done', output_index: index, item });
+    output.push(item);
+    index++;
+  }
   ev({ type: 'response.completed', response: { ...base, status: 'completed', output, usage } });
   res.end();
 }
