@@ -98,7 +98,7 @@ void check_name(std::string_view name) {
   nlohmann::json params = {{"sha256", std::string(name)}, {"offset", 1}};
   bool decoded = true;
   try {
-    const auto p = handoff::rpc::decode_artifact_read(params, handoff::rpc::wire_limits{});
+    const auto p = handoff::rpc::decode_params<handoff::rpc::artifact_read_params>(params, handoff::rpc::wire_limits{});
     require(p.sha256 == name, "artifact/read decoded another name");
   } catch (const handoff::rpc::rpc_error& e) {
     require(e.code == handoff::rpc::errc::invalid_params, "artifact/read refused a name with a non -32602 code");

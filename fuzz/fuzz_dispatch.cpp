@@ -101,19 +101,19 @@ void decode_or_field_error(Decode&& decode, const char* method) {
 }
 
 // decode(encode(decode(x))) == decode(x): the encoders and decoders agree on the wire form.
-template <class Params, class Decode>
-void round_trip(const json& params, Decode decode, const handoff::rpc::wire_limits& lim,
-                const char* method) {
+template <class Params>
+void round_trip(const json& params, const handoff::rpc::wire_limits& lim, const char* method) {
+  const auto decode = [&](const json& p) { return handoff::rpc::decode_params<Params>(p, lim); };
   std::optional<Params> first;
   try {
-    first = decode(params, lim);
+    first = decode(params);
   } catch (const rpc_error&) {
     return;
   }
   const json again = handoff::rpc::encode(*first);
   Params second;
   try {
-    second = decode(again, lim);
+    second = decode(again);
   } catch (const rpc_error& e) {
     broken(std::string(method) + ": re-encoded params refused: " + e.what());
   }
@@ -164,10 +164,10 @@ void fuzz_protocol(std::string_view bytes) {
   namespace rpc = handoff::rpc;
   const rpc::wire_limits lim;
   const json& p = msg.params;
-  decode_or_field_error([&] { rpc::decode_initialize(p, lim); }, "initialize");
-  decode_or_field_error([&] { rpc::decode_started(p, lim); }, "subagent/started");
-  decode_or_field_error([&] { rpc::decode_progress(p, lim); }, "subagent/progress");
-  decode_or_field_error([&] { rpc::decode_completed(p, lim); }, "subagent/completed");
+  decode_or_field_error([&] { rpc::decode_params<rpc::initialize_params>(p, lim); }, "initialize");
+  decode_or_field_error([&] { rpc::decode_params<rpc::started_params>(p, lim); }, "subagent/started");
+  decode_or_field_error([&] { rpc::decode_params<rpc::progress_params>(p, lim); }, "subagent/progress");
+  decode_or_field_error([&] { rpc::decode_params<rpc::completed_params>(p, lim); }, "subagent/completed");
   {
     // The daemon's decoder moves finalText out of its params: same checks, same result.
     auto outcome = [](auto decode) {
@@ -178,31 +178,31 @@ void fuzz_protocol(std::string_view bytes) {
       }
     };
     json taken_from = p;
-    require(outcome([&] { return rpc::decode_completed(p, lim); }) ==
-                outcome([&] { return rpc::take_completed(std::move(taken_from), lim); }),
-            "take_completed and decode_completed disagree");
+    require(outcome([&] { return rpc::decode_params<rpc::completed_params>(p, lim); }) ==
+                outcome([&] { return rpc::decode_params<rpc::completed_params>(std::move(taken_from), lim); }),
+            "completed params decoded from a moved json and a kept one disagree");
   }
-  decode_or_field_error([&] { rpc::decode_check(p, lim); }, "subagent/check");
-  decode_or_field_error([&] { rpc::decode_wait(p, lim); }, "subagent/wait");
-  decode_or_field_error([&] { rpc::decode_cancel(p, lim); }, "subagent/cancel");
-  decode_or_field_error([&] { rpc::decode_parent_state(p, lim); }, "parent/state");
-  decode_or_field_error([&] { rpc::decode_artifact_read(p, lim); }, "artifact/read");
+  decode_or_field_error([&] { rpc::decode_params<rpc::check_params>(p, lim); }, "subagent/check");
+  decode_or_field_error([&] { rpc::decode_params<rpc::wait_params>(p, lim); }, "subagent/wait");
+  decode_or_field_error([&] { rpc::decode_params<rpc::cancel_params>(p, lim); }, "subagent/cancel");
+  decode_or_field_error([&] { rpc::decode_params<rpc::parent_state_params>(p, lim); }, "parent/state");
+  decode_or_field_error([&] { rpc::decode_params<rpc::artifact_read_params>(p, lim); }, "artifact/read");
   // The daemon -> client shapes a client decodes from the daemon's requests.
   decode_or_field_error([&] { rpc::decode_usage(p); }, "usage");
   decode_or_field_error([&] { rpc::decode_usage_request(p); }, "context/usage");
   decode_or_field_error([&] { rpc::decode_deliver(p); }, "parent/deliver");
-  decode_or_field_error([&] { rpc::decode_wait_result(p); }, "subagent/wait result");
-  decode_or_field_error([&] { rpc::decode_check_result(p); }, "subagent/check result");
+  decode_or_field_error([&] { rpc::decode_result<rpc::wait_result>(p); }, "subagent/wait result");
+  decode_or_field_error([&] { rpc::decode_result<rpc::check_result>(p); }, "subagent/check result");
 
-  round_trip<rpc::initialize_params>(p, &rpc::decode_initialize, lim, "initialize");
-  round_trip<rpc::started_params>(p, &rpc::decode_started, lim, "subagent/started");
-  round_trip<rpc::progress_params>(p, &rpc::decode_progress, lim, "subagent/progress");
-  round_trip<rpc::completed_params>(p, &rpc::decode_completed, lim, "subagent/completed");
-  round_trip<rpc::check_params>(p, &rpc::decode_check, lim, "subagent/check");
-  round_trip<rpc::wait_params>(p, &rpc::decode_wait, lim, "subagent/wait");
-  round_trip<rpc::cancel_params>(p, &rpc::decode_cancel, lim, "subagent/cancel");
-  round_trip<rpc::parent_state_params>(p, &rpc::decode_parent_state, lim, "parent/state");
-  round_trip<rpc::artifact_read_params>(p, &rpc::decode_artifact_read, lim, "artifact/read");
+  round_trip<rpc::initialize_params>(p, lim, "initialize");
+  round_trip<rpc::started_params>(p, lim, "subagent/started");
+  round_trip<rpc::progress_params>(p, lim, "subagent/progress");
+  round_trip<rpc::completed_params>(p, lim, "subagent/completed");
+  round_trip<rpc::check_params>(p, lim, "subagent/check");
+  round_trip<rpc::wait_params>(p, lim, "subagent/wait");
+  round_trip<rpc::cancel_params>(p, lim, "subagent/cancel");
+  round_trip<rpc::parent_state_params>(p, lim, "parent/state");
+  round_trip<rpc::artifact_read_params>(p, lim, "artifact/read");
 }
 
 // ---- 2. the daemon in-process ---------------------------------------------------------------

@@ -513,33 +513,15 @@ T decode_result(const json& result) {
 // final text of up to 64 MiB is not copied into a json on its way to the socket).
 json encode_without_final_text(const completed_params& v);
 
-// The decoders by name, for tests, fuzzers and callers that name one struct.
+// A usage or a section read on its own, named in messages by `where`, and the daemon -> client
+// requests' params with the default caps (tests and fuzzers; any other message is
+// decode_params<T> or decode_result<T>).
 inline usage_dto decode_usage(const json& j, std::string_view where = "usage") {
   return wire::read_object<usage_dto>(j, std::string(where), wire::context{wire::default_limits()});
 }
 inline section_dto decode_section(const json& j) {
   return wire::read_object<section_dto>(j, "section", wire::context{wire::default_limits()});
 }
-inline batch_dto decode_batch(const json& j) { return decode_result<batch_dto>(j); }
-inline initialize_params decode_initialize(const json& p, const wire_limits& lim) { return decode_params<initialize_params>(p, lim); }
-inline started_params decode_started(const json& p, const wire_limits& lim) { return decode_params<started_params>(p, lim); }
-inline progress_params decode_progress(const json& p, const wire_limits& lim) { return decode_params<progress_params>(p, lim); }
-inline completed_params decode_completed(const json& p, const wire_limits& lim) { return decode_params<completed_params>(p, lim); }
-inline check_params decode_check(const json& p, const wire_limits& lim) { return decode_params<check_params>(p, lim); }
-inline wait_params decode_wait(const json& p, const wire_limits& lim) { return decode_params<wait_params>(p, lim); }
-inline cancel_params decode_cancel(const json& p, const wire_limits& lim) { return decode_params<cancel_params>(p, lim); }
-inline parent_state_params decode_parent_state(const json& p, const wire_limits& lim) { return decode_params<parent_state_params>(p, lim); }
-inline artifact_read_params decode_artifact_read(const json& p, const wire_limits& lim) { return decode_params<artifact_read_params>(p, lim); }
-inline completed_params take_completed(json&& p, const wire_limits& lim) {
-  return decode_params<completed_params>(std::move(p), lim);
-}
-inline initialize_result decode_initialize_result(const json& j) { return decode_result<initialize_result>(j); }
-inline started_result decode_started_result(const json& j) { return decode_result<started_result>(j); }
-inline completed_result decode_completed_result(const json& j) { return decode_result<completed_result>(j); }
-inline check_result decode_check_result(const json& j) { return decode_result<check_result>(j); }
-inline wait_result decode_wait_result(const json& j) { return decode_result<wait_result>(j); }
-inline cancel_result decode_cancel_result(const json& j) { return decode_result<cancel_result>(j); }
-inline artifact_read_result decode_artifact_read_result(const json& j) { return decode_result<artifact_read_result>(j); }
 inline usage_request_params decode_usage_request(const json& p) {
   return decode_params<usage_request_params>(p, wire::default_limits());
 }

@@ -26,7 +26,7 @@ constexpr auto hide_settle = std::chrono::milliseconds(20);
 
 }  // namespace
 
-server::server(asio::io_context& io, const config& cfg, service& svc, int listen_fd)
+server::server(asio::io_context& io, const config& cfg, served& svc, int listen_fd)
     : io_(io),
       cfg_(cfg),
       service_(svc),

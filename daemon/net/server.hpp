@@ -14,14 +14,14 @@
 #include "config.hpp"
 #include "net/connection.hpp"
 #include "net/listener.hpp"
-#include "service/service.hpp"
+#include "net/served.hpp"
 
 namespace handoff::daemon {
 
 class server {
  public:
   // Takes ownership of `listen_fd`, a bound and listening Unix stream socket.
-  server(asio::io_context& io, const config& cfg, service& svc, int listen_fd);
+  server(asio::io_context& io, const config& cfg, served& svc, int listen_fd);
 
   // Spawns the accept loop and the signal watcher.
   void start();
@@ -44,7 +44,7 @@ class server {
 
   asio::io_context& io_;
   const config& cfg_;
-  service& service_;
+  served& service_;
   asio::local::stream_protocol::acceptor acceptor_;
   asio::signal_set signals_;
   std::unordered_map<std::uint64_t, std::weak_ptr<connection>> connections_;

@@ -27,6 +27,7 @@
 #include "batch_builder.hpp"
 #include "config.hpp"
 #include "net/connection.hpp"
+#include "net/served.hpp"
 #include "engine/store/artifact_store.hpp"
 #include "engine/text/batch.hpp"
 #include "engine/queue/pending_queue.hpp"
@@ -75,7 +76,7 @@ concept handles = (std::same_as<Answer, reply<Result>> && std::same_as<Caller, c
                   (std::same_as<Answer, now_or_later<Result>> && std::same_as<Caller, const caller&>) ||
                   (std::same_as<Answer, asio::awaitable<reply<Result>>> && std::same_as<Caller, caller>);
 
-class service final : public message_sink {
+class service final : public served {
  public:
   service(const config& cfg, asio::io_context& io, asio::thread_pool& pool, artifact_store& store,
           pending_queue& queue);
@@ -88,17 +89,17 @@ class service final : public message_sink {
   void start_forgetting();
   // Starts refusing new work, ends waits in progress with `shutting_down`, stops forgetting
   // (shutdown.cpp).
-  void shutdown();
+  void shutdown() override;
 
   // The one road from a read request to its reply (dispatch.cpp).
   std::optional<asio::awaitable<void>> on_request(const std::shared_ptr<connection>& conn, rpc::incoming& in) override;
   void on_closed(const std::shared_ptr<connection>& conn) override;
   void on_input_closed(const std::shared_ptr<connection>& conn) override;
 
-  void connection_opened() noexcept { connections_.add(); }
+  void connection_opened() noexcept override { connections_.add(); }
   // Open connections and running auto-deliveries: shutdown waits for both to reach zero.
-  in_flight& connections() noexcept { return connections_; }
-  in_flight& flushes() noexcept { return deliveries_.running(); }
+  in_flight& connections() noexcept override { return connections_; }
+  in_flight& flushes() noexcept override { return deliveries_.running(); }
   // How long the I/O thread polls after the last thing it handled (io_loop.hpp), given
   // --spin-us: `spin` while the pool works on no client's answer; while it works on exactly
   // one (a completion being written, a wait's batch being built), long enough to take that

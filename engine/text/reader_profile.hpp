@@ -8,13 +8,13 @@
 // reader_names) are checked against it at compile time (daemon/service/wait.cpp):
 //   pi           Pi 1.6.0's `read` and `bash`: a page is at most 2000 lines and 51,200 bytes of
 //                the lines joined with "\n"; nothing is added to a line.
-//   claude-code  Claude Code 2.1.328's `Read` and `Bash`: Read refuses a page its count_tokens
+//   claude-code  Claude Code 2.1.328's and 2.1.332's `Read` and `Bash`: Read refuses a page its count_tokens
 //                puts over 25,000 tokens and prefixes every line with its number and a tab. No
 //                tokenizer makes more tokens than UTF-8 bytes, so a page of at most 20,000 bytes,
 //                each line's 8-byte prefix counted, is under the cap with room for the framing,
 //                for any text (ASCII or CJK). Bash shows 30,000 characters uncut; its byte
 //                ranges are at most 20,000 bytes.
-//   codex        Codex CLI 0.169.0 gives a model it has no metadata for no file-reading tool,
+//   codex        Codex CLI 0.169.0 and 0.171.0 give a model it has no metadata for no file-reading tool,
 //                only its shell, `exec_command`, whose output it cuts past 10,000 bytes (40,000
 //                for its catalog models): a line range is `sed -n 'FIRST,LASTp' FILE` run by
 //                it, at most 8,000 bytes a page, so the shell's own header fits beside it.
@@ -37,8 +37,8 @@
 namespace handoff {
 
 struct reader_profile {
-  std::string_view name;          // the wire name: "pi", "claude-code", "codex"
-  std::string_view read_tool;     // the file-reading tool the footer names ("read", "Read")
+  std::string_view name;          // the wire name: "pi", "claude-code", "codex", "gemini", "opencode"
+  std::string_view read_tool;     // the file-reading tool the footer names ("read", "Read", "read_file")
   std::string_view bash_tool;     // the shell tool for byte ranges and the plan command
   std::size_t page_lines;         // most lines one read returns uncut
   std::size_t page_bytes;         // most bytes one read returns uncut: the lines, the "\n"

@@ -317,7 +317,7 @@ void waiter(crash_run& run) {
         if (below(rng, 2) == 0) params["usage"] = {{"tokens", below(rng, 150'000)}, {"contextWindow", 200'000}};
         const json reply = c->call("subagent/wait", params);
         if (reply.contains("error")) unknown_children(run, parent, owed, reply, pid);
-        else run.ledger.waited(parent, rpc::decode_wait_result(reply["result"]), pid);
+        else run.ledger.waited(parent, rpc::decode_result<rpc::wait_result>(reply["result"]), pid);
       }
     } catch (const std::exception&) {
       // EOF or timeout: the daemon died under us.

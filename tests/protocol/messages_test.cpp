@@ -40,6 +40,15 @@ std::string problem_of(Decode decode, json params) {
   return problem([&] { decode(std::move(params), lim); });
 }
 
+// decode_params<T> as a value: from a moved json (the daemon's way) or a kept one.
+template <class T>
+constexpr auto decode_moved = [](json p, const rpc::wire_limits& l) { return rpc::decode_params<T>(std::move(p), l); };
+template <class T>
+constexpr auto decode_kept = [](json p, const rpc::wire_limits& l) {
+  const json& kept = p;
+  return rpc::decode_params<T>(kept, l);
+};
+
 json good_completed() {
   return {{"parentId", "p1"},  {"childId", "c1"},   {"title", "Review"},
           {"status", "error"}, {"error", "exit 1"}, {"finalText", "line 1\nline 2"}};
@@ -136,22 +145,22 @@ void check_same(const rpc::batch_dto& a, const rpc::batch_dto& b) {
 // ---- decoding params: good input ---------------------------------------------------------
 
 TEST_CASE("messages: each params decoder reads a good message") {
-  auto init = rpc::decode_initialize(
+  auto init = rpc::decode_params<rpc::initialize_params>(
       {{"protocolVersion", "1"}, {"clientName", "pi"}, {"parentId", "p1"}}, lim);
   CHECK(init.protocol_version == "1");
   CHECK(init.client_name == "pi");
   CHECK(init.parent_id == "p1");
 
-  auto started = rpc::decode_started({{"parentId", "p1"}, {"childId", "c1"}, {"title", "T"}}, lim);
+  auto started = rpc::decode_params<rpc::started_params>({{"parentId", "p1"}, {"childId", "c1"}, {"title", "T"}}, lim);
   CHECK(started.parent_id == "p1");
   CHECK(started.child_id == "c1");
   CHECK(started.title == "T");
 
   auto progress =
-      rpc::decode_progress({{"parentId", "p1"}, {"childId", "c1"}, {"text", "reading"}}, lim);
+      rpc::decode_params<rpc::progress_params>({{"parentId", "p1"}, {"childId", "c1"}, {"text", "reading"}}, lim);
   CHECK(progress.text == "reading");
 
-  auto done = rpc::decode_completed(good_completed(), lim);
+  auto done = rpc::decode_params<rpc::completed_params>(good_completed(), lim);
   CHECK(done.parent_id == "p1");
   CHECK(done.child_id == "c1");
   CHECK(done.title == "Review");
@@ -159,10 +168,10 @@ TEST_CASE("messages: each params decoder reads a good message") {
   CHECK(done.error == "exit 1");
   CHECK(done.final_text == "line 1\nline 2");
 
-  auto check = rpc::decode_check({{"parentId", "p1"}, {"childId", "c1"}}, lim);
+  auto check = rpc::decode_params<rpc::check_params>({{"parentId", "p1"}, {"childId", "c1"}}, lim);
   CHECK(check.child_id == "c1");
 
-  auto wait = rpc::decode_wait(
+  auto wait = rpc::decode_params<rpc::wait_params>(
       {{"parentId", "p1"}, {"childIds", {"a", "b"}}, {"timeoutMs", 5000}, {"usage", good_usage()}},
       lim);
   CHECK(wait.child_ids == std::vector<std::string>{"a", "b"});
@@ -170,27 +179,27 @@ TEST_CASE("messages: each params decoder reads a good message") {
   REQUIRE(wait.usage);
   check_same(*wait.usage, rpc::usage_dto{1200, 200000, 0.6});
 
-  auto cancel = rpc::decode_cancel({{"parentId", "p1"}, {"childIds", {"a"}}}, lim);
+  auto cancel = rpc::decode_params<rpc::cancel_params>({{"parentId", "p1"}, {"childIds", {"a"}}}, lim);
   CHECK(cancel.child_ids == std::vector<std::string>{"a"});
 
-  auto state = rpc::decode_parent_state({{"parentId", "p1"}, {"state", "idle"}}, lim);
+  auto state = rpc::decode_params<rpc::parent_state_params>({{"parentId", "p1"}, {"state", "idle"}}, lim);
   CHECK(state.state == "idle");
 
-  auto read = rpc::decode_artifact_read({{"sha256", sha_a}, {"offset", 120}, {"limit", 250}}, lim);
+  auto read = rpc::decode_params<rpc::artifact_read_params>({{"sha256", sha_a}, {"offset", 120}, {"limit", 250}}, lim);
   CHECK(read.sha256 == sha_a);
   CHECK(read.offset == 120);
   CHECK(read.limit == 250);
 }
 
 TEST_CASE("messages: optional fields take their defaults when absent or null") {
-  auto init = rpc::decode_initialize(nullptr, lim);  // initialize may come without params
+  auto init = rpc::decode_params<rpc::initialize_params>(nullptr, lim);  // initialize may come without params
   CHECK(init.protocol_version == rpc::protocol_version);
   CHECK(init.client_name.empty());
   CHECK_FALSE(init.parent_id);
-  CHECK_FALSE(rpc::decode_initialize({{"parentId", nullptr}}, lim).parent_id);
+  CHECK_FALSE(rpc::decode_params<rpc::initialize_params>({{"parentId", nullptr}}, lim).parent_id);
 
-  CHECK(rpc::decode_started({{"parentId", "p"}, {"childId", "c"}}, lim).title.empty());
-  auto done = rpc::decode_completed({{"parentId", "p"},
+  CHECK(rpc::decode_params<rpc::started_params>({{"parentId", "p"}, {"childId", "c"}}, lim).title.empty());
+  auto done = rpc::decode_params<rpc::completed_params>({{"parentId", "p"},
                                      {"childId", "c"},
                                      {"status", "done"},
                                      {"finalText", ""},
@@ -200,12 +209,12 @@ TEST_CASE("messages: optional fields take their defaults when absent or null") {
   CHECK(done.error.empty());
   CHECK(done.final_text.empty());
 
-  auto wait = rpc::decode_wait(
+  auto wait = rpc::decode_params<rpc::wait_params>(
       {{"parentId", "p"}, {"childIds", {"c"}}, {"timeoutMs", nullptr}, {"usage", nullptr}}, lim);
   CHECK_FALSE(wait.timeout_ms);
   CHECK_FALSE(wait.usage);
 
-  auto read = rpc::decode_artifact_read({{"sha256", sha_a}}, lim);
+  auto read = rpc::decode_params<rpc::artifact_read_params>({{"sha256", sha_a}}, lim);
   CHECK(read.offset == 1);
   CHECK_FALSE(read.limit);
 }
@@ -214,7 +223,7 @@ TEST_CASE("messages: unknown members are ignored") {
   json p = good_completed();
   p["futureField"] = {{"x", 1}};
   p["_meta"] = "anything";
-  CHECK(rpc::decode_completed(p, lim).child_id == "c1");
+  CHECK(rpc::decode_params<rpc::completed_params>(p, lim).child_id == "c1");
   json u = good_usage();
   u["cost"] = 3.5;
   CHECK(rpc::decode_usage(u).context_window == 200000);
@@ -230,27 +239,27 @@ TEST_CASE("messages: a missing required field is named") {
   for (const auto& [field, base] : required) {
     json p = base;
     p.erase(field);
-    CHECK(problem_of(rpc::decode_completed, p) == field + ": required");
+    CHECK(problem_of(decode_kept<rpc::completed_params>, p) == field + ": required");
     p[field] = nullptr;  // null is absent
-    CHECK(problem_of(rpc::decode_completed, p) == field + ": required");
+    CHECK(problem_of(decode_kept<rpc::completed_params>, p) == field + ": required");
   }
-  CHECK(problem_of(rpc::decode_started, {{"childId", "c"}}) == "parentId: required");
-  CHECK(problem_of(rpc::decode_started, {{"parentId", "p"}}) == "childId: required");
-  CHECK(problem_of(rpc::decode_progress, {{"parentId", "p"}, {"childId", "c"}}) ==
+  CHECK(problem_of(decode_kept<rpc::started_params>, {{"childId", "c"}}) == "parentId: required");
+  CHECK(problem_of(decode_kept<rpc::started_params>, {{"parentId", "p"}}) == "childId: required");
+  CHECK(problem_of(decode_kept<rpc::progress_params>, {{"parentId", "p"}, {"childId", "c"}}) ==
         "text: required");
-  CHECK(problem_of(rpc::decode_check, {{"parentId", "p"}}) == "childId: required");
-  CHECK(problem_of(rpc::decode_wait, {{"parentId", "p"}}) == "childIds: required");
-  CHECK(problem_of(rpc::decode_cancel, {{"childIds", {"c"}}}) == "parentId: required");
-  CHECK(problem_of(rpc::decode_parent_state, {{"parentId", "p"}}) == "state: required");
-  CHECK(problem_of(rpc::decode_artifact_read, {{"offset", 1}}) == "sha256: required");
+  CHECK(problem_of(decode_kept<rpc::check_params>, {{"parentId", "p"}}) == "childId: required");
+  CHECK(problem_of(decode_kept<rpc::wait_params>, {{"parentId", "p"}}) == "childIds: required");
+  CHECK(problem_of(decode_kept<rpc::cancel_params>, {{"childIds", {"c"}}}) == "parentId: required");
+  CHECK(problem_of(decode_kept<rpc::parent_state_params>, {{"parentId", "p"}}) == "state: required");
+  CHECK(problem_of(decode_kept<rpc::artifact_read_params>, {{"offset", 1}}) == "sha256: required");
 }
 
-TEST_CASE("messages: the daemon's take_completed decodes as decode_completed, moving finalText out") {
+TEST_CASE("messages: completed params decode alike from a moved json (the daemon's way) and a kept one, finalText moved out") {
   const std::string long_text(100'000, 'x');
   json p = good_completed();
   p["finalText"] = long_text;
-  const auto copied = rpc::decode_completed(p, lim);
-  const auto taken = rpc::take_completed(std::move(p), lim);
+  const auto copied = rpc::decode_params<rpc::completed_params>(p, lim);
+  const auto taken = rpc::decode_params<rpc::completed_params>(std::move(p), lim);
   CHECK(rpc::encode(taken) == rpc::encode(copied));
   CHECK(taken.final_text == long_text);
 
@@ -273,25 +282,25 @@ TEST_CASE("messages: the daemon's take_completed decodes as decode_completed, mo
   bad.push_back(json::array());
   for (const json& b : bad) {
     INFO("params: ", b.dump());
-    CHECK(problem_of(rpc::take_completed, b) == problem_of(rpc::decode_completed, b));
+    CHECK(problem_of(decode_moved<rpc::completed_params>, b) == problem_of(decode_kept<rpc::completed_params>, b));
   }
   rpc::wire_limits small = lim;
   small.max_final_text_bytes = 4;
-  CHECK(problem([&] { rpc::take_completed(good_completed(), small); }) == "finalText: longer than 4 bytes");
+  CHECK(problem([&] { rpc::decode_params<rpc::completed_params>(good_completed(), small); }) == "finalText: longer than 4 bytes");
 }
 
 TEST_CASE("messages: params that are not an object are refused") {
-  CHECK(problem_of(rpc::decode_started, nullptr) == "params: expected an object");
-  CHECK(problem_of(rpc::decode_wait, json::array({"p", {"c"}})) == "params: expected an object");
-  CHECK(problem_of(rpc::decode_initialize, json::array()) == "params: expected an object");
-  CHECK(problem_of(rpc::decode_check, "p") == "params: expected an object");
+  CHECK(problem_of(decode_kept<rpc::started_params>, nullptr) == "params: expected an object");
+  CHECK(problem_of(decode_kept<rpc::wait_params>, json::array({"p", {"c"}})) == "params: expected an object");
+  CHECK(problem_of(decode_kept<rpc::initialize_params>, json::array()) == "params: expected an object");
+  CHECK(problem_of(decode_kept<rpc::check_params>, "p") == "params: expected an object");
 }
 
 TEST_CASE("messages: a mistyped field is named with the type expected") {
   auto with = [](std::string field, json value) {
     json p = good_completed();
     p[field] = std::move(value);
-    return problem_of(rpc::decode_completed, p);
+    return problem_of(decode_kept<rpc::completed_params>, p);
   };
   CHECK(with("parentId", 42) == "parentId: expected a string");
   CHECK(with("childId", json::array({"c"})) == "childId: expected a string");
@@ -304,7 +313,7 @@ TEST_CASE("messages: a mistyped field is named with the type expected") {
   auto wait_with = [&](std::string field, json value) {
     json p = wait_base;
     p[field] = std::move(value);
-    return problem_of(rpc::decode_wait, p);
+    return problem_of(decode_kept<rpc::wait_params>, p);
   };
   CHECK(wait_with("childIds", "a") == "childIds: expected an array");
   CHECK(wait_with("childIds", {"a", "b", 3}) == "childIds[2]: expected a string");
@@ -317,16 +326,16 @@ TEST_CASE("messages: a mistyped field is named with the type expected") {
   CHECK(wait_with("usage", {{"tokens", 1}, {"contextWindow", 1}, {"percent", "5%"}}) ==
         "usage.percent: expected a number");
 
-  CHECK(problem_of(rpc::decode_artifact_read, {{"sha256", sha_a}, {"offset", "1"}}) ==
+  CHECK(problem_of(decode_kept<rpc::artifact_read_params>, {{"sha256", sha_a}, {"offset", "1"}}) ==
         "offset: expected an integer");
-  CHECK(problem_of(rpc::decode_artifact_read, {{"sha256", 7}}) == "sha256: expected a string");
-  CHECK(problem_of(rpc::decode_initialize, {{"protocolVersion", 1}}) ==
+  CHECK(problem_of(decode_kept<rpc::artifact_read_params>, {{"sha256", 7}}) == "sha256: expected a string");
+  CHECK(problem_of(decode_kept<rpc::initialize_params>, {{"protocolVersion", 1}}) ==
         "protocolVersion: expected a string");
 }
 
 TEST_CASE("messages: ids are 1..max bytes without control characters") {
   auto started_with = [](std::string id) {
-    return problem_of(rpc::decode_started, {{"parentId", "p"}, {"childId", id}});
+    return problem_of(decode_kept<rpc::started_params>, {{"parentId", "p"}, {"childId", id}});
   };
   CHECK(started_with("") == "childId: must not be empty");
   CHECK(started_with(std::string(257, 'x')) == "childId: longer than 256 bytes");
@@ -335,9 +344,9 @@ TEST_CASE("messages: ids are 1..max bytes without control characters") {
     CHECK(started_with(bad) == "childId: contains a control character");
   }
   const std::string longest(256, 'x');
-  CHECK(rpc::decode_started({{"parentId", longest}, {"childId", "\xe5\xad\x90 \xc2\xa9 ok"}}, lim)
+  CHECK(rpc::decode_params<rpc::started_params>({{"parentId", longest}, {"childId", "\xe5\xad\x90 \xc2\xa9 ok"}}, lim)
             .parent_id == longest);
-  CHECK(problem_of(rpc::decode_initialize, {{"parentId", ""}}) == "parentId: must not be empty");
+  CHECK(problem_of(decode_kept<rpc::initialize_params>, {{"parentId", ""}}) == "parentId: must not be empty");
 }
 
 TEST_CASE("messages: text fields are held to their caps") {
@@ -352,7 +361,7 @@ TEST_CASE("messages: text fields are held to their caps") {
     p["error"] = "E";
     p["finalText"] = "F";
     p[field] = value;
-    return problem([&] { rpc::decode_completed(p, small); });
+    return problem([&] { rpc::decode_params<rpc::completed_params>(p, small); });
   };
   CHECK(completed("title", "12345") == "title: longer than 4 bytes");
   CHECK(completed("error", "123456") == "error: longer than 5 bytes");
@@ -361,14 +370,14 @@ TEST_CASE("messages: text fields are held to their caps") {
   at_caps["title"] = "1234";
   at_caps["error"] = "12345";
   at_caps["finalText"] = "1234567";
-  CHECK_NOTHROW(rpc::decode_completed(at_caps, small));
+  CHECK_NOTHROW(rpc::decode_params<rpc::completed_params>(at_caps, small));
   // Bytes, not characters: "你好" is 6 bytes.
   CHECK(completed("title", "\xe4\xbd\xa0\xe5\xa5\xbd") == "title: longer than 4 bytes");
 
   const json progress = {{"parentId", "p"}, {"childId", "c"}, {"text", "1234567"}};
-  CHECK(problem([&] { rpc::decode_progress(progress, small); }) == "text: longer than 6 bytes");
+  CHECK(problem([&] { rpc::decode_params<rpc::progress_params>(progress, small); }) == "text: longer than 6 bytes");
   CHECK(problem([&] {
-          rpc::decode_started({{"parentId", "p"}, {"childId", "c"}, {"title", "12345"}}, small);
+          rpc::decode_params<rpc::started_params>({{"parentId", "p"}, {"childId", "c"}, {"title", "12345"}}, small);
         }) == "title: longer than 4 bytes");
 }
 
@@ -376,31 +385,31 @@ TEST_CASE("messages: closed sets of values are enforced") {
   json p = good_completed();
   for (const char* s : {"done", "error", "cancelled"}) {
     p["status"] = s;
-    CHECK(rpc::decode_completed(p, lim).status == s);
+    CHECK(rpc::decode_params<rpc::completed_params>(p, lim).status == s);
   }
   p["status"] = "finished";
-  CHECK(problem_of(rpc::decode_completed, p) ==
+  CHECK(problem_of(decode_kept<rpc::completed_params>, p) ==
         R"(status: expected one of "done", "error", "cancelled")");
   p["status"] = "DONE";
-  CHECK(problem_of(rpc::decode_completed, p) ==
+  CHECK(problem_of(decode_kept<rpc::completed_params>, p) ==
         R"(status: expected one of "done", "error", "cancelled")");
-  CHECK(rpc::decode_parent_state({{"parentId", "p"}, {"state", "busy"}}, lim).state == "busy");
-  CHECK(problem_of(rpc::decode_parent_state, {{"parentId", "p"}, {"state", "asleep"}}) ==
+  CHECK(rpc::decode_params<rpc::parent_state_params>({{"parentId", "p"}, {"state", "busy"}}, lim).state == "busy");
+  CHECK(problem_of(decode_kept<rpc::parent_state_params>, {{"parentId", "p"}, {"state", "asleep"}}) ==
         R"(state: expected one of "busy", "idle")");
 }
 
 TEST_CASE("messages: childIds holds 1..64 unique ids") {
   auto wait_ids = [](json ids) {
-    return problem_of(rpc::decode_wait, {{"parentId", "p"}, {"childIds", ids}});
+    return problem_of(decode_kept<rpc::wait_params>, {{"parentId", "p"}, {"childIds", ids}});
   };
   CHECK(wait_ids(json::array()) == "childIds: expected at least one id");
   json many = json::array();
   for (int i = 0; i < 64; ++i) many.push_back("c" + std::to_string(i));
-  CHECK(rpc::decode_wait({{"parentId", "p"}, {"childIds", many}}, lim).child_ids.size() == 64);
-  CHECK(rpc::decode_cancel({{"parentId", "p"}, {"childIds", many}}, lim).child_ids.size() == 64);
+  CHECK(rpc::decode_params<rpc::wait_params>({{"parentId", "p"}, {"childIds", many}}, lim).child_ids.size() == 64);
+  CHECK(rpc::decode_params<rpc::cancel_params>({{"parentId", "p"}, {"childIds", many}}, lim).child_ids.size() == 64);
   many.push_back("c64");
   CHECK(wait_ids(many) == "childIds: more than 64 ids");
-  CHECK(problem_of(rpc::decode_cancel, {{"parentId", "p"}, {"childIds", many}}) ==
+  CHECK(problem_of(decode_kept<rpc::cancel_params>, {{"parentId", "p"}, {"childIds", many}}) ==
         "childIds: more than 64 ids");
   CHECK(wait_ids({"a", "b", "a"}) == "childIds[2]: duplicate of childIds[0]");
   CHECK(wait_ids({"a", ""}) == "childIds[1]: must not be empty");
@@ -410,13 +419,13 @@ TEST_CASE("messages: childIds holds 1..64 unique ids") {
 
 TEST_CASE("messages: timeoutMs, offset and limit are integers in range") {
   auto timeout = [](json t) {
-    return rpc::decode_wait({{"parentId", "p"}, {"childIds", {"c"}}, {"timeoutMs", t}}, lim)
+    return rpc::decode_params<rpc::wait_params>({{"parentId", "p"}, {"childIds", {"c"}}, {"timeoutMs", t}}, lim)
         .timeout_ms;
   };
   CHECK(timeout(0) == 0);
   CHECK(timeout(lim.max_timeout_ms) == lim.max_timeout_ms);
   auto timeout_problem = [](json t) {
-    return problem_of(rpc::decode_wait, {{"parentId", "p"}, {"childIds", {"c"}}, {"timeoutMs", t}});
+    return problem_of(decode_kept<rpc::wait_params>, {{"parentId", "p"}, {"childIds", {"c"}}, {"timeoutMs", t}});
   };
   CHECK(timeout_problem(-1) == "timeoutMs: must be between 0 and 86400000");
   CHECK(timeout_problem(lim.max_timeout_ms + 1) == "timeoutMs: must be between 0 and 86400000");
@@ -426,7 +435,7 @@ TEST_CASE("messages: timeoutMs, offset and limit are integers in range") {
   auto read = [](json extra) {
     json p = {{"sha256", sha_a}};
     p.update(extra);
-    return problem_of(rpc::decode_artifact_read, p);
+    return problem_of(decode_kept<rpc::artifact_read_params>, p);
   };
   CHECK(read({{"offset", 0}}) == "offset: must be >= 1");
   CHECK(read({{"offset", -3}}) == "offset: must be >= 1");
@@ -437,7 +446,7 @@ TEST_CASE("messages: timeoutMs, offset and limit are integers in range") {
 
 TEST_CASE("messages: sha256 is exactly 64 lowercase hex digits") {
   auto bad = [](std::string sha) {
-    return problem_of(rpc::decode_artifact_read, {{"sha256", sha}});
+    return problem_of(decode_kept<rpc::artifact_read_params>, {{"sha256", sha}});
   };
   const std::string expected = "sha256: expected 64 lowercase hex digits";
   CHECK(bad(std::string(64, 'A')) == expected);
@@ -448,7 +457,7 @@ TEST_CASE("messages: sha256 is exactly 64 lowercase hex digits") {
   CHECK(bad(std::string(60, 'a') + ".txt") == expected);
   CHECK(bad("") == expected);
   const std::string mixed = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-  CHECK(rpc::decode_artifact_read({{"sha256", mixed}}, lim).sha256 == mixed);
+  CHECK(rpc::decode_params<rpc::artifact_read_params>({{"sha256", mixed}}, lim).sha256 == mixed);
 }
 
 TEST_CASE("messages: usage accepts what Pi sends") {
@@ -581,38 +590,38 @@ TEST_CASE("messages: params are written with the documented names, optional ones
 // ---- round trips ---------------------------------------------------------------------------
 
 TEST_CASE("messages: params round-trip from client encoders to daemon decoders") {
-  auto init = rpc::decode_initialize(rpc::encode(rpc::initialize_params{"1", "cli", "p9"}), lim);
+  auto init = rpc::decode_params<rpc::initialize_params>(rpc::encode(rpc::initialize_params{"1", "cli", "p9"}), lim);
   CHECK(init.client_name == "cli");
   CHECK(init.parent_id == "p9");
 
-  auto started = rpc::decode_started(rpc::encode(rpc::started_params{"p", "c", "Title"}), lim);
+  auto started = rpc::decode_params<rpc::started_params>(rpc::encode(rpc::started_params{"p", "c", "Title"}), lim);
   CHECK(started.title == "Title");
 
-  auto progress = rpc::decode_progress(rpc::encode(rpc::progress_params{"p", "c", "step 3"}), lim);
+  auto progress = rpc::decode_params<rpc::progress_params>(rpc::encode(rpc::progress_params{"p", "c", "step 3"}), lim);
   CHECK(progress.text == "step 3");
 
   const rpc::completed_params done{"p",         "c",      "T",
                                    "cancelled", "killed", "\xe4\xbd\xa0\n\xf0\x9f\x98\x80"};
-  auto done_back = rpc::decode_completed(rpc::encode(done), lim);
+  auto done_back = rpc::decode_params<rpc::completed_params>(rpc::encode(done), lim);
   CHECK(done_back.title == done.title);
   CHECK(done_back.status == done.status);
   CHECK(done_back.error == done.error);
   CHECK(done_back.final_text == done.final_text);
 
-  CHECK(rpc::decode_check(rpc::encode(rpc::check_params{"p", "c"}), lim).child_id == "c");
+  CHECK(rpc::decode_params<rpc::check_params>(rpc::encode(rpc::check_params{"p", "c"}), lim).child_id == "c");
 
   const rpc::wait_params wait{"p", {"a", "b", "c"}, 0, rpc::usage_dto{190000, 200000, 95.0}};
-  auto wait_back = rpc::decode_wait(rpc::encode(wait), lim);
+  auto wait_back = rpc::decode_params<rpc::wait_params>(rpc::encode(wait), lim);
   CHECK(wait_back.child_ids == wait.child_ids);
   CHECK(wait_back.timeout_ms == 0);
   REQUIRE(wait_back.usage);
   check_same(*wait_back.usage, *wait.usage);
 
-  CHECK(rpc::decode_cancel(rpc::encode(rpc::cancel_params{"p", {"x", "y"}}), lim).child_ids ==
+  CHECK(rpc::decode_params<rpc::cancel_params>(rpc::encode(rpc::cancel_params{"p", {"x", "y"}}), lim).child_ids ==
         std::vector<std::string>{"x", "y"});
-  CHECK(rpc::decode_parent_state(rpc::encode(rpc::parent_state_params{"p", "busy"}), lim).state ==
+  CHECK(rpc::decode_params<rpc::parent_state_params>(rpc::encode(rpc::parent_state_params{"p", "busy"}), lim).state ==
         "busy");
-  auto read = rpc::decode_artifact_read(rpc::encode(rpc::artifact_read_params{sha_a, 7, 3}), lim);
+  auto read = rpc::decode_params<rpc::artifact_read_params>(rpc::encode(rpc::artifact_read_params{sha_a, 7, 3}), lim);
   CHECK(read.offset == 7);
   CHECK(read.limit == 3);
   CHECK(rpc::decode_usage_request(rpc::encode(rpc::usage_request_params{"p"})).parent_id == "p");
@@ -621,28 +630,28 @@ TEST_CASE("messages: params round-trip from client encoders to daemon decoders")
 TEST_CASE("messages: results round-trip from daemon encoders to client decoders") {
   const rpc::initialize_result init{"1", "0.1.0", "p1", "/home/u/.pi/agent/cache",
                                     json{{"maxDepth", 64}}};
-  auto init_back = rpc::decode_initialize_result(rpc::encode(init));
+  auto init_back = rpc::decode_result<rpc::initialize_result>(rpc::encode(init));
   CHECK(init_back.protocol_version == "1");
   CHECK(init_back.server_version == "0.1.0");
   CHECK(init_back.parent_id == "p1");
   CHECK(init_back.artifact_dir == init.artifact_dir);
   CHECK(init_back.limits == init.limits);
-  CHECK_FALSE(rpc::decode_initialize_result(
+  CHECK_FALSE(rpc::decode_result<rpc::initialize_result>(
                   rpc::encode(rpc::initialize_result{"1", "v", std::nullopt, "/a", {}}))
                   .parent_id);
 
-  CHECK(rpc::decode_started_result(rpc::encode(rpc::started_result{"completed"})).state ==
+  CHECK(rpc::decode_result<rpc::started_result>(rpc::encode(rpc::started_result{"completed"})).state ==
         "completed");
 
   auto done =
-      rpc::decode_completed_result(rpc::encode(rpc::completed_result{true, sha_a, 36997, 422}));
+      rpc::decode_result<rpc::completed_result>(rpc::encode(rpc::completed_result{true, sha_a, 36997, 422}));
   CHECK(done.duplicate);
   CHECK(done.sha256 == sha_a);
   CHECK(done.bytes == 36997);
   CHECK(done.lines == 422);
 
   rpc::check_result check{"c", "T", "completed", "error", "boom", "tail", true, 100, 5};
-  auto check_back = rpc::decode_check_result(rpc::encode(check));
+  auto check_back = rpc::decode_result<rpc::check_result>(rpc::encode(check));
   CHECK(check_back.state == "completed");
   CHECK(check_back.status == "error");
   CHECK(check_back.error == "boom");
@@ -650,13 +659,13 @@ TEST_CASE("messages: results round-trip from daemon encoders to client decoders"
   CHECK(check_back.preview_truncated);
   CHECK(check_back.bytes == 100);
   CHECK(check_back.lines == 5);
-  auto running_back = rpc::decode_check_result(
+  auto running_back = rpc::decode_result<rpc::check_result>(
       rpc::encode(rpc::check_result{"c", "", "running", "", "", "", false, {}, {}}));
   CHECK(running_back.status.empty());
   CHECK_FALSE(running_back.bytes);
 
   const rpc::wait_result wait{sample_batch(), true, {"late"}, {"earlier"}, {"dropped"}};
-  auto wait_back = rpc::decode_wait_result(rpc::encode(wait));
+  auto wait_back = rpc::decode_result<rpc::wait_result>(rpc::encode(wait));
   check_same(wait_back.batch, wait.batch);
   CHECK(wait_back.timed_out);
   CHECK(wait_back.pending == std::vector<std::string>{"late"});
@@ -666,22 +675,22 @@ TEST_CASE("messages: results round-trip from daemon encoders to client decoders"
   json old_wait = rpc::encode(wait);
   old_wait.erase("alreadyDelivered");
   old_wait.erase("cancelled");
-  CHECK(rpc::decode_wait_result(old_wait).already_delivered.empty());
+  CHECK(rpc::decode_result<rpc::wait_result>(old_wait).already_delivered.empty());
   // forgotten: children delivered and then forgotten by the daemon.
   rpc::wait_result with_forgotten = wait;
   with_forgotten.forgotten = {"long-ago"};
   CHECK(rpc::encode(with_forgotten)["forgotten"] == json{"long-ago"});
-  CHECK(rpc::decode_wait_result(rpc::encode(with_forgotten)).forgotten == std::vector<std::string>{"long-ago"});
+  CHECK(rpc::decode_result<rpc::wait_result>(rpc::encode(with_forgotten)).forgotten == std::vector<std::string>{"long-ago"});
   json older = rpc::encode(with_forgotten);
   older.erase("forgotten");
-  CHECK(rpc::decode_wait_result(older).forgotten.empty());
+  CHECK(rpc::decode_result<rpc::wait_result>(older).forgotten.empty());
 
-  auto cancel_back = rpc::decode_cancel_result(rpc::encode(rpc::cancel_result{{"a", "b"}, 1}));
+  auto cancel_back = rpc::decode_result<rpc::cancel_result>(rpc::encode(rpc::cancel_result{{"a", "b"}, 1}));
   CHECK(cancel_back.cancelled == std::vector<std::string>{"a", "b"});
   CHECK(cancel_back.consumed == 1);
 
   const rpc::artifact_read_result page{"/s/" + sha_a + ".txt", "x\ny", 120, 121, 422, true, 122};
-  auto page_back = rpc::decode_artifact_read_result(rpc::encode(page));
+  auto page_back = rpc::decode_result<rpc::artifact_read_result>(rpc::encode(page));
   CHECK(page_back.path == page.path);
   CHECK(page_back.text == page.text);
   CHECK(page_back.first_line == 120);
@@ -689,7 +698,7 @@ TEST_CASE("messages: results round-trip from daemon encoders to client decoders"
   CHECK(page_back.total_lines == 422);
   CHECK(page_back.cut);
   CHECK(page_back.next_offset == 122);
-  CHECK_FALSE(rpc::decode_artifact_read_result(
+  CHECK_FALSE(rpc::decode_result<rpc::artifact_read_result>(
                   rpc::encode(rpc::artifact_read_result{"/p", "", 1, 1, 1, false, {}}))
                   .next_offset);
 
@@ -712,27 +721,27 @@ TEST_CASE("messages: results round-trip from daemon encoders to client decoders"
 TEST_CASE("messages: client-side decoders name the field too") {
   json wait = rpc::encode(rpc::wait_result{sample_batch(), false, {}, {}, {}});
   wait["sections"][1]["artifact"].erase("sha256");
-  CHECK(problem([&] { rpc::decode_wait_result(wait); }) == "sections[1].artifact.sha256: required");
+  CHECK(problem([&] { rpc::decode_result<rpc::wait_result>(wait); }) == "sections[1].artifact.sha256: required");
 
   json batch = rpc::encode(sample_batch());
   batch["budget"]["usage"]["contextWindow"] = "wide";
-  CHECK(problem([&] { rpc::decode_batch(batch); }) ==
+  CHECK(problem([&] { rpc::decode_result<rpc::batch_dto>(batch); }) ==
         "budget.usage.contextWindow: expected a number");
   batch = rpc::encode(sample_batch());
   batch["sections"][0]["omitted"]["offset"] = -1;
-  CHECK(problem([&] { rpc::decode_batch(batch); }) == "sections[0].omitted.offset: must be >= 0");
+  CHECK(problem([&] { rpc::decode_result<rpc::batch_dto>(batch); }) == "sections[0].omitted.offset: must be >= 0");
   batch = rpc::encode(sample_batch());
   batch["sections"][2]["truncated"] = "no";
-  CHECK(problem([&] { rpc::decode_batch(batch); }) ==
+  CHECK(problem([&] { rpc::decode_result<rpc::batch_dto>(batch); }) ==
         "sections[2].truncated: expected true or false");
 
   json deliver = rpc::encode(rpc::deliver_params{"p", "d", sample_batch()});
   deliver.erase("deliveryId");
   CHECK(problem([&] { rpc::decode_deliver(deliver); }) == "deliveryId: required");
   CHECK(problem([] { rpc::decode_deliver(json::array()); }) == "params: expected an object");
-  CHECK(problem([] { rpc::decode_completed_result("ok"); }) == "result: expected an object");
+  CHECK(problem([] { rpc::decode_result<rpc::completed_result>("ok"); }) == "result: expected an object");
   CHECK(problem([] {
-          rpc::decode_cancel_result({{"cancelled", {"a", 1}}, {"consumed", 0}});
+          rpc::decode_result<rpc::cancel_result>({{"cancelled", {"a", 1}}, {"consumed", 0}});
         }) == "cancelled[1]: expected a string");
   CHECK(problem([] {
           rpc::decode_section({{"childId", 1}});
