@@ -23,7 +23,7 @@
 
 extern char** environ;
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 namespace {
 
 namespace fs = std::filesystem;
@@ -740,4 +740,4 @@ void codex_children::save(const std::string& parent) {
   if (written) ::rename(temp.c_str(), target.c_str());
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

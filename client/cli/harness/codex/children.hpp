@@ -41,7 +41,7 @@
 
 #include "cli/daemon_command.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 
 struct codex_children_options {
   daemon_options daemon;               // handoffd's socket (empty: the default)
@@ -144,4 +144,4 @@ class codex_children {
   std::thread reporter_;
 };
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 namespace {
 
 namespace fs = std::filesystem;
@@ -173,4 +173,4 @@ std::optional<rpc::usage_dto> codex_thread_usage(const fs::path& home, const std
   return std::nullopt;
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

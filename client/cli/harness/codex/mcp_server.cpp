@@ -38,7 +38,7 @@
 #include "handoff/cancel_signal.hpp"
 #include "protocol/default_paths.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 namespace {
 
 using nlohmann::json;
@@ -470,7 +470,7 @@ class server {
 
 }  // namespace
 
-command add_codex_server(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
+command add_server(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
   CLI::App* sub = app.add_subcommand(
       "mcp",
       "Codex: the MCP server Codex starts (handoff setup codex): subagent tools whose children are codex exec "
@@ -501,4 +501,4 @@ command add_codex_server(CLI::App& app, std::shared_ptr<const daemon_options> da
   }};
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex
