@@ -1,7 +1,5 @@
 #include "cli/harness/core/local_bound.hpp"
 
-#include <fcntl.h>
-
 #include <stdexcept>
 
 #include "cli/harness/core/daemon_link.hpp"
