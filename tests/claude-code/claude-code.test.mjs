@@ -226,15 +226,24 @@ test('a parent whose context is 95% full gets a smaller result; with no context 
   });
 });
 
-test('handoffd stopped: the answer arrives whole with one line saying it was not bounded, within seconds', async () => {
+test('handoffd stopped keeps head and verdict: the hook cuts the answer itself within 16 KiB, one line names a private copy of it, within seconds', async () => {
   await withWorld(async (world) => {
     world.setup();  // no daemon at the socket
     const answer = longAnswer(500, 60);  // 30 KB: Claude Code itself passes up to 50,000 characters whole
     const { respond, seen } = parentScript({ agents: ['CHILD-NODAEMON go'], answers: { 'CHILD-NODAEMON': answer } });
-    const run = await runClaude(world, respond);
+    const cache = path.join(world.dir, 'cache');
+    const run = await runClaude(world, respond, { env: { XDG_CACHE_HOME: cache } });
     const result = seen.agentResults[0].text;
-    assert.ok(result.includes(answer.split('\n').map((l) => `  ${l}`).join('\n')), `the whole answer: ${result.slice(0, 300)} ... ${result.slice(-600)}`);
-    assert.match(result, /\[handoff: this result was not bounded \(handoffd: /);
+    assert.ok(bytes(result) <= 16 * KiB, `${bytes(result)} bytes`);
+    assert.match(result, /finding 0001/, 'the head');
+    assert.match(result, /VERDICT: ship it/, 'the verdict');
+    const note = /\[handoff: handoff's daemon was not reached \(.+\); the head and tail above were cut by the hook itself, the full text \([\d,]+ bytes\) is in (\S+)\]/.exec(result);
+    assert.ok(note, result.slice(-600));
+    assert.equal(result.match(/\[handoff: /g).length, 1, 'one line');
+    assert.equal(path.dirname(note[1]), path.join(cache, 'handoff', 'unbounded'));
+    assert.equal(fs.readFileSync(note[1], 'utf8'), answer, 'the named file holds the full text byte for byte');
+    assert.equal(fs.statSync(note[1]).mode & 0o777, 0o600);
+    assert.equal(world.artifacts().length, 0, 'nothing in the store: handoffd owns it');
     assert.ok(run.ms < 30_000, `claude -p took ${run.ms} ms`);
   });
 });

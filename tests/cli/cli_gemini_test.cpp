@@ -154,14 +154,6 @@ std::string full_text_path(const std::string& bounded) {
   return m[1];
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t at = 0;
-  for (std::size_t nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) lines.push_back(text.substr(at, nl - at));
-  lines.push_back(text.substr(at));
-  return lines;
-}
-
 // A bounded text of `answer`: its head, its verdict, and a footer whose read_file calls, run on
 // the copy it names, give back exactly the omitted lines.
 void check_bounded(const std::string& bounded, const std::string& answer, const gemini_session& s, const std::string& tag = "") {
@@ -174,7 +166,7 @@ void check_bounded(const std::string& bounded, const std::string& answer, const 
   std::smatch omitted;
   REQUIRE_MESSAGE(std::regex_search(bounded, omitted, std::regex("omitted lines (\\d+)-(\\d+)")), bounded.substr(bounded.size() - 800));
   const std::regex call("read_file start_line=(\\d+) end_line=(\\d+)");
-  const std::vector<std::string> lines = lines_of(answer);
+  const std::vector<std::string> lines = handoff::test::text_lines(answer);
   std::string back;
   std::size_t next = std::stoul(omitted[1]);
   int calls = 0;
@@ -302,22 +294,39 @@ TEST_CASE("hook gemini: a generalist's JSON response object is unwrapped to the 
   CHECK(read_text(requested_file(r3)).starts_with("{\n  \"response\": \"He said"));
 }
 
-TEST_CASE("hook gemini: with handoffd absent the answer passes, exit 0, one line on stderr saying it was not bounded") {
+TEST_CASE("hook gemini: with handoffd absent the hook cuts head and tail itself, within the caps, the full copy where read_file reads, and one line saying so") {
   temp_dir nowhere{"handoff-gemini-down"};
   gemini_session s((nowhere / "no.sock").string());
   s.turn("g-turn-1", 1000);
   const json input = agent_call("Write report CHILD-0");
   CHECK(hook(s.base("BeforeTool", input), s.env()).err.empty());
   json after = s.base("AfterTool", input);
-  after["tool_response"] = local_response(long_answer(3001, 57));
+  const std::string answer = long_answer(3001, 57);
+  after["tool_response"] = local_response(answer);
   const cli_result r = hook(after, s.env());
   CHECK(r.status == 0);
-  CHECK(r.out.empty());
-  CHECK_MESSAGE(r.err.starts_with("handoff: this subagent result was not bounded (handoffd: "), r.err);
-  CHECK(r.err.ends_with("); it passes as Gemini CLI gave it\n"));
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_MESSAGE(r.err.empty(), r.err);
+  const std::string bounded = read_text(requested_file(r));
+  CHECK(bounded.size() <= 16 * 1024);
+  check_bounded(bounded, answer, s);
+  const std::string last = bounded.substr(bounded.rfind('\n') + 1);
+  CHECK_MESSAGE(last.starts_with("[handoff: handoff's daemon was not reached ("), last);
+  CHECK(last.ends_with("; the head and tail above were cut by the hook itself, the full text (171,016 bytes) is in " +
+                       full_text_path(bounded) + "]"));
   CHECK_FALSE(fs::exists(s.project_temp / "handoff" / "tmp"));
   CHECK((!fs::exists(s.marks()) || fs::is_empty(s.marks())));  // its mark is not left for a sibling to wait on
+
+  // One that fits, with a sibling marked (so the daemon was needed): it passes as Gemini gave it,
+  // the one line on stderr.
+  const json first = agent_call("Write report CHILD-1"), second = agent_call("Write report CHILD-2");
+  hook(s.base("BeforeTool", first), s.env());
+  hook(s.base("BeforeTool", second), s.env());
+  json short_one = s.base("AfterTool", first);
+  short_one["tool_response"] = local_response("All good.\nVERDICT: fine");
+  const cli_result passed = hook(short_one, s.env());
+  CHECK(passed.out.empty());
+  CHECK_MESSAGE(passed.err.starts_with("handoff: this subagent result was not bounded (handoff's daemon was not reached ("), passed.err);
+  CHECK(std::count(passed.err.begin(), passed.err.end(), '\n') == 1);
 }
 
 TEST_CASE("hook gemini: malformed input, other tools and events, errors pass through silently") {

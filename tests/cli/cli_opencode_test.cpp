@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -98,14 +99,62 @@ TEST_CASE("hook opencode: an answer that fits, alone, prints nothing (the output
   CHECK(fs::is_empty(daemon.artifact_dir()));
 }
 
-TEST_CASE("hook opencode: with handoffd down, or opencode's saved copy unreadable, the output passes with one line") {
+TEST_CASE("hook opencode: with handoffd down the hook cuts head and tail itself - from opencode's saved copy when it cut the output, else with a private copy") {
   temp_dir dir{"handoff-opencode-down"};
-  const std::string output = framed(long_answer(400, 57));
-  const cli_result down = hook(task_input("ses_parent", "call_1", output), hook_env((dir / "no.sock").string()));
-  CHECK(down.status == 0);
-  CHECK(down.out.starts_with(output + "\n\n[handoff: this result was not bounded (handoffd: "));
-  CHECK(down.out.ends_with(")]"));
+  const std::vector<std::string> env =
+      hook_env((dir / "no.sock").string(), {"XDG_CACHE_HOME=" + (dir / "cache").string()});
+  const std::string answer = long_answer(3001, 57);
 
+  // opencode cut it: its saved copy holds the whole output, frame and all, and is the one named.
+  const fs::path saved = dir / "tool_1";
+  write_text(saved, framed(answer));
+  const std::string cut = framed(answer).substr(0, 51200) + "\n\n...120000 bytes truncated...";
+  const cli_result r = hook(task_input("ses_parent", "call_1", cut, saved.string()), env);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.starts_with(open_frame + "finding 0001 "));
+  CHECK(r.out.size() <= 16 * 1024);
+  CHECK(has(r.out, "VERDICT: ship it"));
+  CHECK_FALSE(has(r.out, "truncated..."));
+  CHECK(has(r.out, "Full text: " + saved.string()));
+  CHECK(has(r.out, "read offset="));
+  const std::string last = r.out.substr(r.out.rfind('\n') + 1);
+  CHECK_MESSAGE(last.starts_with("[handoff: handoff's daemon was not reached ("), last);
+  CHECK(last.ends_with("; the head and tail above were cut by the hook itself, the full text (171,094 bytes) is in " +
+                       saved.string() + "]"));
+  CHECK(read_text(saved) == framed(answer));  // opencode's copy, untouched
+  CHECK_FALSE(fs::exists(dir / "cache" / "handoff" / "unbounded"));
+
+  // opencode passed it whole (22 KB): the answer's head and tail inside opencode's frame, the
+  // answer itself in a 0600 copy in a 0700 directory of the user's cache, outside the store.
+  const std::string mid = long_answer(400, 57);
+  const cli_result whole = hook(task_input("ses_parent", "call_2", framed(mid)), env);
+  REQUIRE(whole.status == 0);
+  CHECK(whole.out.starts_with(open_frame + "finding 0001 "));
+  CHECK(whole.out.ends_with("]" + close_frame));
+  CHECK(whole.out.size() <= 16 * 1024);
+  CHECK(has(whole.out, "VERDICT: ship it"));
+  std::smatch m;
+  REQUIRE(std::regex_search(whole.out, m, std::regex("is in (\\S+)\\]\n</task_result>")));
+  const fs::path copy = m[1].str();
+  CHECK(copy.parent_path() == dir / "cache" / "handoff" / "unbounded");
+  CHECK(read_text(copy) == mid);
+  struct stat st {};
+  REQUIRE(::stat(copy.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  REQUIRE(::stat(copy.parent_path().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  CHECK(has(whole.out, "Full text: " + copy.string()));
+
+  // One that fits, with a sibling (so the daemon was needed): as opencode made it, and the line.
+  const std::string small = framed("short\n\nVERDICT: ok");
+  const cli_result passed = hook(task_input("ses_parent", "call_3", small, "", {"call_4"}), env);
+  CHECK(passed.out.starts_with(small + "\n\n[handoff: handoff's daemon was not reached ("));
+  CHECK(passed.out.ends_with("; the result passes whole]"));
+}
+
+TEST_CASE("hook opencode: opencode's saved copy unreadable - the output passes with one line") {
+  temp_dir dir{"handoff-opencode-unreadable"};
+  const std::string output = framed(long_answer(400, 57));
   daemon_process daemon;
   const cli_result unreadable =
       hook(task_input("ses_parent", "call_2", output, (dir / "missing").string()), hook_env(daemon.socket()));

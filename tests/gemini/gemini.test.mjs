@@ -2,6 +2,7 @@
 // what the parent model receives for its subagents' answers, and the footer's calls run through
 // Gemini's own read_file.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { test } from 'node:test';
 
 import { World, longAnswer, readFileBody } from './harness.mjs';
@@ -104,14 +105,31 @@ test('a short answer passes byte for byte, with no artifact', async () => {
   }
 });
 
-test('handoffd unavailable: the whole answer passes, with one line saying it was not bounded', async () => {
+test('handoffd unavailable keeps head and verdict: the hook cuts the answer itself within 16 KiB, one line names the full copy, and read_file pages it exactly', async () => {
   const world = new World();
   try {
-    world.setup();
+    world.setup();  // no daemon at the socket, none started (HANDOFF_AUTOSTART=0)
     const answer = longAnswer(3001, 57);
-    const got = await delegate(world, [answer]);
-    assert.deepEqual(got.results, [frame(answer)]);
-    assert.match(got.stderr, /handoff: this subagent result was not bounded/);
+    const got = await delegate(world, [answer], { followFooters: true });
+    assert.equal(got.results.length, 1);
+    const text = got.results[0];
+    console.log(`handoffd unavailable: ${Buffer.byteLength(text)} bytes (Gemini CLI alone: ${Buffer.byteLength(frame(answer))})`);
+    assert.ok(Buffer.byteLength(text) <= 16 * 1024, `${Buffer.byteLength(text)} bytes`);
+    assert.ok(text.startsWith('finding 0001 '));
+    assert.ok(text.includes('VERDICT: ship it'));
+    const lines = text.split('\n');
+    const notes = lines.filter((l) => l.startsWith('[handoff:'));
+    assert.equal(notes.length, 1, notes.join('\n'));
+    const note = /^\[handoff: handoff's daemon was not reached \(.+\); the head and tail above were cut by the hook itself, the full text \(171,016 bytes\) is in (\S+)\]$/.exec(lines.at(-1));
+    assert.ok(note, lines.at(-1));
+    assert.equal(fs.readFileSync(note[1], 'utf8'), answer, 'the named file holds the full text byte for byte');
+    assert.equal(fs.statSync(note[1]).mode & 0o777, 0o600);
+    // Gemini's own read_file, run on the footer's calls, returns exactly the omitted lines.
+    const omitted = text.match(/omitted lines (\d+)-(\d+)/);
+    assert.ok(omitted, text.slice(-600));
+    const back = got.reads.map((r) => readFileBody(r.output)).join('\n');
+    assert.equal(back, answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])).join('\n'));
+    assert.equal(world.artifacts().length, 0, 'nothing in the store: handoffd owns it');
   } finally {
     await world.close();
   }

@@ -152,20 +152,42 @@ test('a short answer passes byte for byte, with nothing stored', async () => {
   }
 });
 
-test('with handoffd unavailable the output passes as opencode made it, with one line saying it was not bounded', async () => {
+test('handoffd unavailable keeps head and verdict: cut by the hook within 16 KiB from opencode\'s saved copy, which one line names and read pages exactly', async () => {
   const answer = longAnswer(3001, 57);
-  const { respond, seen } = script([() => ({ calls: [task('CHILD-LONG audit')] })], { 'CHILD-LONG': answer });
+  const { respond, seen } = script([
+    () => ({ calls: [task('CHILD-LONG audit')] }),
+    ([bounded]) => {
+      const full = /Full text: (\/\S+?) — /.exec(bounded.text)?.[1];
+      const reads = [...bounded.text.matchAll(/read offset=(\d+) limit=(\d+)/g)];
+      return { calls: reads.map((m) => ({ name: 'read', arguments: { filePath: full, offset: Number(m[1]), limit: Number(m[2]) } })) };
+    },
+  ], { 'CHILD-LONG': answer });
   const { world, model } = await opencodeWorld(respond, { daemon: false });
   try {
     const run = await world.opencode('PARENT audit', { model });
     assert.equal(run.code, 0, run.stderr.slice(-2000));
     const [r] = seen[0];
     assert.ok(r.text.startsWith('<task id="ses_'), r.text.slice(0, 100));
-    assert.match(r.text, /Full output saved to: /, "opencode's own cut");
+    assert.ok(bytes(r.text) <= 16 * KiB, `${bytes(r.text)} bytes`);
+    assert.match(r.text, /<task_result>\nfinding 0001 /, 'the head');
+    assert.match(r.text, /VERDICT: ship it/, 'the verdict');
+    assert.doesNotMatch(r.text, /Full output saved to/, "not opencode's own head-only cut");
     const lines = r.text.split('\n');
-    assert.match(lines.at(-1), /^\[handoff: this result was not bounded \(handoffd: .+\)\]$/);
     assert.equal(lines.filter((l) => l.startsWith('[handoff:')).length, 1);
-    console.log(`opencode without handoffd: ${bytes(r.text)} bytes (${lines.at(-1)})`);
+    const note = /^\[handoff: handoff's daemon was not reached \(.+\); the head and tail above were cut by the hook itself, the full text \([\d,]+ bytes\) is in (\/\S+)\]$/.exec(lines.at(-1));
+    assert.ok(note, lines.at(-1));
+    // opencode's own saved copy: the whole output, the exact answer in its frame.
+    const saved = fs.readFileSync(note[1], 'utf8');
+    assert.equal(taskFrame.exec(saved)?.[1], answer, 'the named file holds the full text byte for byte');
+    assert.match(note[1], /\/opencode\/tool-output\//);
+    assert.deepEqual(world.artifacts(), [], 'nothing in the store: handoffd owns it');
+    // Every footer call, run by opencode's own read, returns exactly the omitted lines of that file.
+    const omitted = /omitted lines (\d+)-(\d+)/.exec(r.text);
+    assert.ok(omitted, r.text.slice(-600));
+    const all = saved.split('\n');
+    const got = seen[1].flatMap((o) => { assert.equal(o.name, 'read'); return readLines(o.text).lines; });
+    assert.deepEqual(got, all.slice(Number(omitted[1]) - 1, Number(omitted[2])));
+    console.log(`opencode without handoffd: ${bytes(r.text)} bytes (${lines.at(-1).slice(0, 120)}...)`);
   } finally {
     await model.close();
     await world.close();

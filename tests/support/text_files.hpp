@@ -8,8 +8,18 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 namespace handoff::test {
+
+// The lines of `text` as Pi's read numbers them: text.split("\n").
+inline std::vector<std::string> text_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t at = 0;
+  for (std::size_t nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) lines.push_back(text.substr(at, nl - at));
+  lines.push_back(text.substr(at));
+  return lines;
+}
 
 // The file's bytes; "" when it cannot be read (the tests check absence this way too).
 inline std::string read_text(const std::filesystem::path& path) {

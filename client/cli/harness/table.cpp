@@ -16,27 +16,27 @@ const std::vector<harness>& harnesses() {
       {"claude-code",
        "Claude Code: hooks that bound Agent results, foreground and background, and Read access to the artifact "
        "store (~/.claude/settings.json)",
-       add_claude_code_setup,
+       claude_code::add_setup,
        "Claude Code's hooks (Agent, SubagentStop, SubagentHandback, UserPromptSubmit): one hook input on stdin, its "
        "answer on stdout",
-       add_claude_code_hook},
-      {"codex", "Codex CLI: handoff's MCP server (`handoff mcp`) in ${CODEX_HOME:-~/.codex}/config.toml", add_codex_setup,
-       "", nullptr, add_codex_server},
+       claude_code::add_hook},
+      {"codex", "Codex CLI: handoff's MCP server (`handoff mcp`) in ${CODEX_HOME:-~/.codex}/config.toml", codex::add_setup,
+       "", nullptr, codex::add_server},
       {"gemini",
        "Gemini CLI: BeforeTool and AfterTool hooks that bound invoke_agent results (~/.gemini/settings.json)",
-       add_gemini_setup,
+       gemini::add_setup,
        "Gemini CLI's BeforeTool and AfterTool hooks on invoke_agent: one hook input on stdin, its answer on stdout",
-       add_gemini_hook},
+       gemini::add_hook},
       {"opencode",
        "opencode: a plugin whose tool.execute.after bounds task results (${XDG_CONFIG_HOME:-~/.config}/opencode/"
        "opencode.json and handoff/opencode-plugin.js beside it)",
-       add_opencode_setup,
+       opencode::add_setup,
        "opencode's task results: the plugin's JSON input on stdin, the task's new output on stdout",
-       add_opencode_hook},
+       opencode::add_hook},
       {"pi",
        "Pi: the @handoff/pi package in Pi's packages, and the pi-subagents bridge when pi-subagents is installed "
        "(${PI_CODING_AGENT_DIR:-~/.pi/agent}/settings.json)",
-       add_pi_setup, "", nullptr},
+       pi::add_setup, "", nullptr},
   };
   return table;
 }

@@ -11,7 +11,7 @@
 #include "cli/harness/claude_code/transcript.hpp"
 #include "engine/text/reader_profile.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 namespace {
 
 using nlohmann::json;
@@ -311,4 +311,4 @@ bool deliver_reports(const json& hook, const hook_settings& settings,
   }
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

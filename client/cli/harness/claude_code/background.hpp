@@ -26,7 +26,7 @@
 
 #include "cli/harness/claude_code/hook.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 
 inline constexpr int max_reports_per_agent = 64;  // a resumed agent's reports, in handoffd
 
@@ -46,4 +46,4 @@ std::string gate_notice(const nlohmann::json& hook, const hook_settings& setting
 bool deliver_reports(const nlohmann::json& hook, const hook_settings& settings,
                      const std::function<void(const std::string&)>& hand_over);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

@@ -2,19 +2,16 @@
 
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
 #include "cli/harness/claude_code/background.hpp"
 #include "cli/harness/claude_code/transcript.hpp"
-#include "engine/text/batch.hpp"
-#include "engine/text/projection.hpp"
+#include "cli/harness/core/local_bound.hpp"
 #include "engine/text/reader_profile.hpp"
-#include "engine/text/projection_notice.hpp"
-#include "handoff/client.hpp"
-#include "protocol/default_paths.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 namespace {
 
 using nlohmann::json;
@@ -26,7 +23,7 @@ json post_tool_use_answer(const json& response) {
 // The original output and one line saying it was not bounded: nothing of the answer is lost.
 std::string not_bounded(const json& response, const std::string& why) {
   json out = response;
-  out["content"].push_back(json{{"type", "text"}, {"text", "[handoff: this result was not bounded (" + why + ")]"}});
+  out["content"].push_back(json{{"type", "text"}, {"text", hook_core::passes_whole_line(why)}});
   return post_tool_use_answer(out).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -40,73 +37,57 @@ std::string with_content(const json& response, const std::string& text) {
 // A background agent launched, or an agent failed: it will not complete here, so a sibling's
 // wait must not wait for it.
 void cancel_child(const json& hook, const hook_settings& settings) {
-  const std::string parent = hook.value("session_id", "");
-  const std::string child = hook.value("tool_use_id", "");
-  if (parent.empty() || child.empty()) return;
+  hook_core::cancel_child(settings, hook.value("session_id", ""), hook.value("tool_use_id", ""));
+}
+
+// handoffd did not bound the answer (outcome): its head and tail all the same, cut here, with a
+// private copy of the full text where Claude Code's Read reaches it; when no copy can be
+// written, or the answer fits, the output as it is with the one line.
+std::string bound_locally(const json& response, const std::string& text, const std::string& why) {
+  if (fits_unchanged(text)) return not_bounded(response, why);
   try {
-    client::connection c = connect(settings, false);  // no daemon: no sibling waits for it
-    c.started({parent, child, ""});
-    c.cancel({parent, {child}});
-  } catch (const std::exception&) {
-    // Nothing waits on a child handoffd never heard of.
+    const std::filesystem::path copy = hook_core::write_private_copy(hook_core::unbounded_dir(), text);
+    return with_content(response, hook_core::local_head_tail(text, claude_code_reader, copy, why));
+  } catch (const std::exception& e) {
+    return not_bounded(response, why + "; no private copy: " + e.what());
   }
 }
 
 std::string bound_agent_answer(const json& hook, const json& response, const hook_settings& settings) {
-  const std::string parent = hook.value("session_id", "");
-  const std::string child = hook.value("tool_use_id", "");
-  const std::string text = agent_answer_text(response["content"]);
-  if (parent.empty() || child.empty()) return {};
+  hook_core::finished_child c;
+  c.parent = hook.value("session_id", "");
+  c.child = hook.value("tool_use_id", "");
+  c.answer = agent_answer_text(response["content"]);
+  c.reader = &claude_code_reader;
+  if (c.parent.empty() || c.child.empty()) return {};
 
   // Claude Code writes its transcript behind the tools it runs: on a busy machine the turn's
   // assistant message was seen to land after the agents' hooks started. Read again until it is
   // there, for a bounded time; then go on without it (no siblings, no usage: static caps).
   const std::string transcript = hook.value("transcript_path", "");
-  transcript_turn turn = read_transcript_turn(transcript, child);
+  transcript_turn turn = read_transcript_turn(transcript, c.child);
   const auto give_up = std::chrono::steady_clock::now() + settings.transcript_wait;
   while (turn.agents.empty() && !transcript.empty() && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    turn = read_transcript_turn(transcript, child);
+    turn = read_transcript_turn(transcript, c.child);
   }
-  std::vector<agent_call> siblings;
   for (const agent_call& call : turn.agents)
-    if (call.tool_use_id != child && !call.background) siblings.push_back(call);
-  if (siblings.empty() && fits_unchanged(text)) return {};  // short and alone: as it is
+    if (call.tool_use_id != c.child && !call.background) c.siblings.push_back({call.tool_use_id, call.description});
+  if (c.siblings.empty() && fits_unchanged(c.answer)) return {};  // short and alone: as it is
 
-  std::string title;
   if (hook.contains("tool_input") && hook["tool_input"].is_object())
-    title = hook["tool_input"].value("description", "");
-  try {
-    client::connection c = connect(settings, true);
-    for (const agent_call& s : siblings) c.started({parent, s.tool_use_id, s.description});
-    rpc::completed_params done;
-    done.parent_id = parent;
-    done.child_id = child;
-    done.title = title;
-    done.status = "done";
-    done.final_text = text;
-    c.completed(done);
-
-    rpc::wait_params wait;
-    wait.parent_id = parent;
-    wait.child_ids = {child};
-    wait.reader = std::string(claude_code_reader.name);
-    wait.usage = usage_of(turn, settings);
-    if (!siblings.empty()) {
-      wait.batch_with.push_back(child);
-      for (const agent_call& s : siblings) wait.batch_with.push_back(s.tool_use_id);
-      wait.timeout_ms = settings.siblings_wait.count();
-    } else {
-      wait.timeout_ms = settings.connect_budget.count();
-    }
-    const rpc::wait_result result = c.wait(wait);
-    for (const rpc::section_dto& section : result.batch.sections)
-      if (section.child_id == child) return with_content(response, section.text);
-    if (result.batch.deferred > 0) return with_content(response, held_back_note(parent, child, text.size()));
-    return not_bounded(response, "handoffd answered no section for it");
-  } catch (const std::exception& e) {
-    return not_bounded(response, std::string("handoffd: ") + e.what());
+    c.title = hook["tool_input"].value("description", "");
+  c.usage = usage_of(turn, settings);
+  const hook_core::bound_outcome outcome = hook_core::bound_child(c, settings);
+  switch (outcome.what) {
+    case hook_core::bound_outcome::kind::section:
+    case hook_core::bound_outcome::kind::held_back:
+      return with_content(response, outcome.text);
+    case hook_core::bound_outcome::kind::not_bounded:
+    case hook_core::bound_outcome::kind::unreachable:
+      break;
   }
+  return bound_locally(response, c.answer, hook_core::why_not_bounded(outcome));
 }
 
 std::string run_hook_event(const std::string& input, const hook_settings& settings);
@@ -127,46 +108,12 @@ std::string foreground_when_headless(const json& hook, const hook_settings& sett
 
 }  // namespace
 
-std::string grouped(std::size_t n) {
-  const std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
 std::string held_back_note(const std::string& parent, const std::string& child, std::size_t bytes) {
-  // The command names this very executable, quoted as the footers quote theirs.
-  const std::string self = rpc::own_executable().string();
-  std::string command;
-  append_shell_word(command, self.empty() ? std::string("handoff") : self);
-  command += " wait --reader claude-code --parent ";
-  append_shell_word(command, parent);
-  command.push_back(' ');
-  append_shell_word(command, child);
-  return "[handoff: this agent's report (" + grouped(bytes) +
-         " bytes) was held back to keep this turn within its budget; it is kept in handoffd. Get it when you have "
-         "room: Bash `" + command + "`]";
+  return hook_core::held_back_note(claude_code_reader, parent, child, bytes);
 }
 
 std::optional<rpc::usage_dto> usage_of(const transcript_turn& turn, const hook_settings& settings) {
-  if (!settings.context_window || !turn.context_tokens || *settings.context_window <= 0) return std::nullopt;
-  rpc::usage_dto usage;
-  usage.context_window = *settings.context_window;
-  usage.tokens = std::min(*turn.context_tokens, usage.context_window);
-  usage.percent = 100.0 * static_cast<double>(*usage.tokens) / static_cast<double>(usage.context_window);
-  return usage;
-}
-
-client::connection connect(const hook_settings& settings, bool start) {
-  client::options options;
-  options.socket = settings.socket;
-  options.call_timeout = settings.connect_budget;
-  if (start && (options.start = client::autostart_from_environment()))
-    options.start->timeout = std::min(options.start->timeout, settings.connect_budget);
-  return client::connection(options);
+  return hook_core::usage_against(turn.context_tokens, settings.context_window);
 }
 
 std::string agent_answer_text(const json& content) {
@@ -183,10 +130,7 @@ std::string agent_answer_text(const json& content) {
   return text;
 }
 
-bool fits_unchanged(const std::string& text) {
-  const surface_caps caps = framed_caps(surface_caps::wait(), claude_code_reader);
-  return fits(text, projection_limits{caps.per_result_bytes, caps.max_lines});
-}
+bool fits_unchanged(const std::string& text) { return hook_core::fits_alone(text, claude_code_reader); }
 
 bool run_claude_code_deliverer(const std::string& input, const hook_settings& settings,
                                const std::function<void(const std::string&)>& hand_over) {
@@ -242,4 +186,4 @@ std::string run_hook_event(const std::string& input, const hook_settings& settin
 
 }  // namespace
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

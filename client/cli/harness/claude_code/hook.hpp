@@ -7,9 +7,13 @@
 //     text of every content block, joined with "\n") is completed in handoffd under the session
 //     as parent (session_id) and child (tool_use_id), then taken back by one subagent/wait with
 //     reader "claude-code", the parent's context use from its transcript, and the turn's other
-//     Agent calls as batchWith, so parallel agents share one budget. The answer replaces only
-//     `content` in Claude Code's own response object (a plain string would be ignored). An
-//     answer that fits (fits_unchanged) with no sibling passes as it is: no daemon call.
+//     Agent calls as batchWith, so parallel agents share one budget (the hook core,
+//     cli/harness/core/bound_child.hpp). The answer replaces only `content` in Claude Code's own
+//     response object (a plain string would be ignored). An answer that fits (fits_unchanged)
+//     with no sibling passes as it is: no daemon call. When handoffd cannot be reached or started
+//     (or does not bound it), the answer's head and tail still arrive, cut by the hook within
+//     the same caps, with one line naming a private copy of the full text
+//     (cli/harness/core/local_bound.hpp).
 //   PostToolUse, Agent, status "async_launched" (a background agent), and PostToolUseFailure of
 //     Agent: the child is cancelled in handoffd, so a sibling's wait does not wait for it.
 //   PreToolUse, Agent, headless only (hook_settings::attended false): an Agent call asking for
@@ -29,25 +33,25 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/harness/claude_code/transcript.hpp"
+#include "cli/harness/core/bound_child.hpp"
+#include "cli/harness/core/daemon_link.hpp"
+#include "cli/harness/core/hook_settings.hpp"
 #include "handoff/client.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 
-inline constexpr std::size_t max_hook_input_bytes = 80 << 20;  // stdin beyond this: passed unbounded
+// The hook core's (cli/harness/core/), under the names this folder has always used.
+using hook_core::connect;
+using hook_core::grouped;
+using hook_core::max_hook_input_bytes;
 
-struct hook_settings {
-  std::string socket;                        // --socket, else the default
-  std::chrono::milliseconds connect_budget{3'000};   // connect + complete, at most
-  // How long a result waits for the turn's other Agent calls to finish (they run in parallel and
-  // the parent sees none before all are done); then it is shared with those that have.
-  std::chrono::milliseconds siblings_wait{25 * 60'000};
+// The core's settings (socket, budgets, context window: $HANDOFF_CONTEXT_WINDOW, else
+// $CLAUDE_CODE_MAX_CONTEXT_TOKENS, which Claude Code itself honours; else unknown, and the static
+// caps apply, as Claude Code tells a hook no window), and Claude Code's own.
+struct hook_settings : hook_core::hook_settings {
   // How long to read the transcript again for the turn's assistant message, which Claude Code
   // may write after the tool's hook has started.
   std::chrono::milliseconds transcript_wait{3'000};
-  // The parent model's context window, tokens: $HANDOFF_CONTEXT_WINDOW, else
-  // $CLAUDE_CODE_MAX_CONTEXT_TOKENS (which Claude Code itself honours); else unknown, and the
-  // static caps apply (Claude Code tells a hook no window).
-  std::optional<std::int64_t> context_window;
   // Where the two UserPromptSubmit hooks hand bounded reports over (spool.hpp):
   // spool_base() unless a test says otherwise.
   std::filesystem::path spool_base;
@@ -69,16 +73,8 @@ struct hook_settings {
 // nullopt when either is unknown (the static caps apply).
 std::optional<rpc::usage_dto> usage_of(const transcript_turn& turn, const hook_settings& settings);
 
-// A connection to handoffd within the hook's budget. `start`: when no handoffd answers, start
-// one (within the same budget), as every client that needs a daemon does
-// (client/lib/handoff/daemon_start.hpp).
-client::connection connect(const hook_settings& settings, bool start);
-
-// 171016 -> "171,016".
-std::string grouped(std::size_t n);
-
 // What the model gets for a report a wait deferred (its batch had no room for it): where it is
-// kept and the Bash command that gets it.
+// kept and the Bash command that gets it (hook_core::held_back_note for Claude Code's reader).
 std::string held_back_note(const std::string& parent, const std::string& child, std::size_t bytes);
 
 // The text of an Agent tool_response's content: every text block, joined with "\n".
@@ -98,4 +94,4 @@ std::string run_claude_code_hook(const std::string& input, const hook_settings& 
 bool run_claude_code_deliverer(const std::string& input, const hook_settings& settings,
                                const std::function<void(const std::string&)>& hand_over);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

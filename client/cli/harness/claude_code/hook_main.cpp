@@ -14,18 +14,16 @@
 #include "cli/harness/claude_code/hook.hpp"
 #include "cli/harness/claude_code/spool.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 namespace {
 
 int run_hook(const daemon_options& daemon, bool deliver) {
   hook_settings settings;
+  static_cast<hook_core::hook_settings&>(settings) = hook_core::hook_settings_from_environment(daemon.socket);
+  if (!settings.context_window) settings.context_window = positive_env("CLAUDE_CODE_MAX_CONTEXT_TOKENS");
   settings.spool_base = spool_base();
   if (const char* attended = std::getenv("CLAUDE_CODE_SESSION_ATTENDED"); attended != nullptr)
     settings.attended = std::string_view(attended) != "0";
-  settings.socket = daemon.socket;
-  settings.context_window = positive_env("HANDOFF_CONTEXT_WINDOW");
-  if (!settings.context_window) settings.context_window = positive_env("CLAUDE_CODE_MAX_CONTEXT_TOKENS");
-  if (const auto ms = positive_env("HANDOFF_HOOK_SIBLINGS_WAIT_MS")) settings.siblings_wait = std::chrono::milliseconds(*ms);
   if (deliver) {
     // Claude Code wakes the model with stderr when an asyncRewake hook exits 2.
     const bool handed = run_claude_code_deliverer(read_hook_stdin(max_hook_input_bytes), settings, [](const std::string& text) {
@@ -45,7 +43,7 @@ int run_hook(const daemon_options& daemon, bool deliver) {
 
 }  // namespace
 
-run_fn add_claude_code_hook(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
+run_fn add_hook(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
   app.fallthrough();
   auto deliver = std::make_shared<bool>(false);
   app.add_flag("--deliver", *deliver,
@@ -57,4 +55,4 @@ run_fn add_claude_code_hook(CLI::App& app, std::shared_ptr<const daemon_options>
   return [daemon, deliver] { return run_hook(*daemon, *deliver); };
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

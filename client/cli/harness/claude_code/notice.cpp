@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 namespace {
 
 
@@ -116,4 +116,4 @@ agent_notice parse_agent_notice(std::string_view prompt) {
   return {};
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

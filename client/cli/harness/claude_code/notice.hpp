@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 
 inline constexpr std::size_t max_agent_id_bytes = 128;
 
@@ -55,4 +55,4 @@ std::string screen_line(std::string_view text, std::size_t max_bytes);
 // True when `id` may name an agent: 1..max_agent_id_bytes of [A-Za-z0-9_-] (also a file name).
 bool plausible_agent_id(std::string_view id) noexcept;
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 namespace {
 
 using nlohmann::ordered_json;
@@ -160,4 +160,4 @@ ordered_json with_handoff(ordered_json settings, const claude_code_entries& entr
   return settings;
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

@@ -31,7 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 
 // Every event handoff puts a hook under: each must be an array in a file setup edits.
 inline constexpr const char* handoff_events[] = {"PostToolUse", "PostToolUseFailure", "PreToolUse", "SubagentStop",
@@ -60,4 +60,4 @@ nlohmann::ordered_json without_handoff(nlohmann::ordered_json settings, const st
 // The Read allow rule of `artifact_dir` (absolute, no trailing '/').
 std::string read_rule(const std::string& artifact_dir);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

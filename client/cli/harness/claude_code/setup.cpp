@@ -12,7 +12,7 @@
 #include "engine/text/projection_notice.hpp"
 #include "protocol/default_paths.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 namespace {
 
 namespace fs = std::filesystem;
@@ -77,7 +77,7 @@ int run_claude_code_setup(const claude_code_options& options) {
 
 }  // namespace
 
-run_fn add_claude_code_setup(CLI::App& app) {
+run_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<claude_code_options>();
   app.add_option("--project", options->project, "Edit DIR/.claude/settings.json instead of the user's settings");
   app.add_option("--artifact-dir", options->artifact_dir,
@@ -87,4 +87,4 @@ run_fn add_claude_code_setup(CLI::App& app) {
   return [options] { return run_claude_code_setup(*options); };
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

@@ -20,7 +20,7 @@
 #include "engine/fs/private_dir.hpp"
 #include "engine/fs/sha256.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 namespace {
 
 using nlohmann::json;
@@ -244,4 +244,4 @@ void report_spool::forget_decision(const std::filesystem::path& base, const std:
   }
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

@@ -31,7 +31,7 @@
 
 #include "engine/fs/posix_io.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 
 inline constexpr std::chrono::hours delivered_keep{24};      // delivered-* and stale decision-* files
 inline constexpr std::size_t max_spool_file_bytes = 1 << 20;  // a spool file longer than this is ignored
@@ -95,4 +95,4 @@ class report_spool {
   unique_fd lock_;
 };
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

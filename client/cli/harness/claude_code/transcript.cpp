@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 namespace {
 
 using nlohmann::json;
@@ -120,4 +120,4 @@ transcript_turn read_transcript_turn(const std::filesystem::path& path, const st
   return turn;
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

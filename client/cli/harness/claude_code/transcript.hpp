@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace handoff::cli {
+namespace handoff::cli::claude_code {
 
 inline constexpr std::size_t max_transcript_tail_bytes = 8 << 20;  // read at most this much, bytes
 
@@ -41,4 +41,4 @@ struct transcript_turn {
 // throws: what cannot be read or parsed is left out.
 transcript_turn read_transcript_turn(const std::filesystem::path& path, const std::string& tool_use_id);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::claude_code

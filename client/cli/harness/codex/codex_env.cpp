@@ -14,7 +14,7 @@
 
 #include "cli/harness/codex/file_reads.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 namespace {
 
 namespace fs = std::filesystem;
@@ -152,4 +152,4 @@ std::optional<rpc::usage_dto> codex_thread_usage(const fs::path& home, const std
   return std::nullopt;
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

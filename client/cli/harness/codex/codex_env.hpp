@@ -10,7 +10,7 @@
 
 #include "protocol/messages.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 
 // $CODEX_HOME (setup codex passes it in the server's env), else ~/.codex.
 std::filesystem::path codex_home();
@@ -33,4 +33,4 @@ std::size_t codex_output_bytes(const std::filesystem::path& home, std::size_t fo
 // model_context_window. nullopt when there is no rollout or no such event yet.
 std::optional<rpc::usage_dto> codex_thread_usage(const std::filesystem::path& home, const std::string& thread_id);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

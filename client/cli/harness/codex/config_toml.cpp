@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 namespace {
 
 // One statement of a TOML file: a header, or a key and its value, and the lines it takes.
@@ -584,4 +584,4 @@ std::string toml_quoted(std::string_view value) {
   return out + "\"";
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

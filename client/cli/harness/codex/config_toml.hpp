@@ -18,7 +18,7 @@
 
 #include <toml++/toml.h>
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 
 // A key path: {"mcp_servers", "handoff"} for `[mcp_servers.handoff]`, each segment unquoted.
 using toml_key = std::vector<std::string>;
@@ -92,4 +92,4 @@ std::string toml_key_text(const toml_key& key);
 // `value` as a TOML basic string, quoted and escaped.
 std::string toml_quoted(std::string_view value);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

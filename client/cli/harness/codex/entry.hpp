@@ -5,11 +5,11 @@
 
 #include "cli/harness/harness.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 
-run_fn add_codex_setup(CLI::App& app);
+run_fn add_setup(CLI::App& app);
 
 // `handoff mcp`: the MCP server Codex starts (mcp_server.cpp).
-command add_codex_server(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
+command add_server(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

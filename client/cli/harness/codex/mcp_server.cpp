@@ -35,7 +35,7 @@
 #include "protocol/framing.hpp"
 #include "protocol/jsonrpc.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 namespace {
 
 using nlohmann::json;
@@ -217,7 +217,7 @@ class server {
 
 }  // namespace
 
-command add_codex_server(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
+command add_server(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
   CLI::App* sub = app.add_subcommand(
       "mcp",
       "Codex: the MCP server Codex starts (handoff setup codex): subagent tools whose children are codex exec "
@@ -248,4 +248,4 @@ command add_codex_server(CLI::App& app, std::shared_ptr<const daemon_options> da
   }};
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <tuple>
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 
 std::vector<std::string> codex_provider_env_keys(const toml::table& root) {
   const toml::table* providers = root["model_providers"].as_table();
@@ -83,4 +83,4 @@ std::string codex_server_table(const codex_server& server) {
          "default_tools_approval_mode = \"approve\"\n";
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

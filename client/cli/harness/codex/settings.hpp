@@ -47,7 +47,7 @@
 
 #include "cli/harness/codex/config_toml.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 
 // What handoff's server entry holds; codex_server_table() writes it.
 struct codex_server {
@@ -87,4 +87,4 @@ std::string codex_server_table(const codex_server& server);
 // as a sub-table and the timeouts as floats; that is no change for setup to make.
 bool codex_server_matches(const toml::node& entry, const codex_server& server);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

@@ -14,7 +14,7 @@
 #include "cli/harness/settings_file.hpp"
 #include "protocol/default_paths.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::codex {
 namespace {
 
 namespace fs = std::filesystem;
@@ -122,7 +122,7 @@ int run_codex_setup(const codex_setup_options& options) {
 
 }  // namespace
 
-run_fn add_codex_setup(CLI::App& app) {
+run_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<codex_setup_options>();
   app.add_option("--codex-home", options->codex_home, "Codex's home, whose config.toml to edit [$CODEX_HOME, else ~/.codex]");
   app.add_flag("--keep-native-agents", options->keep_native,
@@ -132,4 +132,4 @@ run_fn add_codex_setup(CLI::App& app) {
   return [options] { return run_codex_setup(*options); };
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::codex

@@ -4,9 +4,9 @@
 
 #include "cli/harness/harness.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::gemini {
 
-run_fn add_gemini_setup(CLI::App& app);
-run_fn add_gemini_hook(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
+run_fn add_setup(CLI::App& app);
+run_fn add_hook(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::gemini

@@ -7,17 +7,15 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/harness/claude_code/hook.hpp"
+#include "cli/harness/core/bound_child.hpp"
+#include "cli/harness/core/daemon_link.hpp"
+#include "cli/harness/core/local_bound.hpp"
 #include "cli/harness/gemini/turn.hpp"
 #include "engine/fs/posix_io.hpp"
 #include "engine/fs/sha256.hpp"
-#include "engine/text/batch.hpp"
-#include "engine/text/projection.hpp"
 #include "engine/text/reader_profile.hpp"
-#include "handoff/client.hpp"
 
-namespace handoff::cli {
-namespace gemini_detail {
+namespace handoff::cli::gemini {
 namespace {
 
 namespace fs = std::filesystem;
@@ -35,19 +33,7 @@ std::string unwrapped(std::string result) {
   return result;
 }
 
-bool fits_alone(const std::string& text) {
-  const surface_caps caps = framed_caps(surface_caps::wait(), gemini_reader);
-  return fits(text, projection_limits{caps.per_result_bytes, caps.max_lines});
-}
-
-client::connection dial(const gemini_hook_settings& settings, bool start) {
-  client::options options;
-  options.socket = settings.socket;
-  options.call_timeout = settings.connect_budget;
-  if (start && (options.start = client::autostart_from_environment()))
-    options.start->timeout = std::min(options.start->timeout, settings.connect_budget);
-  return client::connection(options);
-}
+bool fits_alone(const std::string& text) { return hook_core::fits_alone(text, gemini_reader); }
 
 std::string not_bounded(const std::string& why) {
   return "handoff: this subagent result was not bounded (" + why + "); it passes as Gemini CLI gave it";
@@ -111,92 +97,93 @@ std::optional<call> call_of(const json& hook) {
   return c;
 }
 
-gemini_hook_answer bound(const call& c, const std::string& answer, const gemini_hook_settings& settings) {
+// The full text's copy where read_file may read it, named by its hash as in the store.
+fs::path full_copy_path(const fs::path& dir, const std::string& answer) {
+  return dir / (sha256_hex(answer).substr(0, 16) + ".txt");
+}
+
+// handoffd's section for the call: the bounded text in a 0600 file beside the full copy, both
+// where read_file reads; nothing when the batch left it whole (Gemini's own result passes).
+hook_answer from_section(const fs::path& dir, const std::string& child, const std::string& answer,
+                         const rpc::section_dto& mine) {
+  if (!mine.truncated && mine.text == answer) return {};
+  make_private_dir(dir);
+  std::string text = mine.text;
+  if (mine.artifact && mine.artifact->saved) {
+    const fs::path copy = full_copy_path(dir, answer);
+    write_private_file(copy, answer);
+    text = pointing_at(std::move(text), mine.artifact->path, copy.string());
+  }
+  const fs::path bounded = dir / (child + ".txt");
+  write_private_file(bounded, text);
+  return {read_file_request(bounded), {}};
+}
+
+// handoffd did not bound it (`why`): the hook cuts the head and tail itself, the full copy and
+// the bounded text in the same files as above; an answer that fits passes as Gemini gave it.
+hook_answer bounded_here(const fs::path& dir, const std::string& child, const std::string& answer,
+                         const std::string& why) {
+  if (fits_alone(answer)) return {{}, not_bounded(why)};
+  make_private_dir(dir);
+  const fs::path copy = full_copy_path(dir, answer);
+  write_private_file(copy, answer);
+  const fs::path bounded = dir / (child + ".txt");
+  write_private_file(bounded, hook_core::local_head_tail(answer, gemini_reader, copy, why));
+  return {read_file_request(bounded), {}};
+}
+
+hook_answer bound(const call& c, const std::string& answer, const hook_core::hook_settings& settings) {
   const fs::path temp = gemini_project_temp(c.transcript);
+  const fs::path dir = temp / "handoff";
   const turn_marks marks(temp, c.parent, c.turn.id);
-  std::vector<std::string> siblings;
+  hook_core::finished_child f;
   for (std::string& id : marks.list())
-    if (id != c.child) siblings.push_back(std::move(id));
-  if (siblings.empty() && fits_alone(answer)) {
+    if (id != c.child) f.siblings.push_back({std::move(id), {}});
+  if (f.siblings.empty() && fits_alone(answer)) {
     marks.remove(c.child);
     return {};
   }
-  gemini_hook_answer result;
+  f.parent = c.parent;
+  f.child = c.child;
+  f.title = c.title;
+  f.answer = answer;
+  f.usage = hook_core::usage_against(c.turn.tokens, settings.context_window.value_or(default_context_window));
+  f.reader = &gemini_reader;
+  const hook_core::bound_outcome outcome = hook_core::bound_child(f, settings);
+  hook_answer result;
   try {
-    client::connection conn = dial(settings, true);
-    for (const std::string& s : siblings) conn.started({c.parent, s, ""});
-    rpc::completed_params done;
-    done.parent_id = c.parent;
-    done.child_id = c.child;
-    done.title = c.title;
-    done.status = "done";
-    done.final_text = answer;
-    conn.completed(done);
-
-    rpc::wait_params wait;
-    wait.parent_id = c.parent;
-    wait.child_ids = {c.child};
-    wait.reader = std::string(gemini_reader.name);
-    if (c.turn.tokens && settings.context_window > 0) {
-      rpc::usage_dto usage;
-      usage.context_window = settings.context_window;
-      usage.tokens = std::min(*c.turn.tokens, settings.context_window);
-      usage.percent = 100.0 * static_cast<double>(*usage.tokens) / static_cast<double>(settings.context_window);
-      wait.usage = usage;
-    }
-    if (!siblings.empty()) {
-      wait.batch_with.push_back(c.child);
-      for (const std::string& s : siblings) wait.batch_with.push_back(s);
-      wait.timeout_ms = settings.siblings_wait.count();
-    } else {
-      wait.timeout_ms = settings.connect_budget.count();
-    }
-    const rpc::wait_result waited = conn.wait(wait);
-    const rpc::section_dto* mine = nullptr;
-    for (const rpc::section_dto& section : waited.batch.sections)
-      if (section.child_id == c.child) mine = &section;
-    if (mine == nullptr && waited.batch.deferred == 0 && answered_before(temp / "handoff", c.child, answer)) {
-      result.out = read_file_request(temp / "handoff" / (c.child + ".txt"));
-    } else if (mine == nullptr) {
-      result.note = not_bounded(waited.batch.deferred > 0 ? "its turn's budget had no room for it"
-                                                          : "handoffd answered no section for it");
-    } else if (!mine->truncated && mine->text == answer) {
-      // Whole: Gemini's own result passes byte for byte.
-    } else {
-      const fs::path dir = temp / "handoff";
-      make_private_dir(dir);
-      std::string text = mine->text;
-      if (mine->artifact && mine->artifact->saved) {
-        // The full text, where read_file may read it: named by its hash, as in the store.
-        const fs::path copy = dir / (mine->artifact->sha256.substr(0, 16) + ".txt");
-        write_private_file(copy, answer);
-        text = pointing_at(std::move(text), mine->artifact->path, copy.string());
-      }
-      const fs::path bounded = dir / (c.child + ".txt");
-      write_private_file(bounded, text);
-      result.out = read_file_request(bounded);
+    switch (outcome.what) {
+      case hook_core::bound_outcome::kind::section:
+        result = from_section(dir, c.child, answer, outcome.section);
+        break;
+      case hook_core::bound_outcome::kind::held_back:
+        result.note = not_bounded("its turn's budget had no room for it");
+        break;
+      case hook_core::bound_outcome::kind::not_bounded:
+        if (answered_before(dir, c.child, answer)) {
+          result.out = read_file_request(dir / (c.child + ".txt"));
+          break;
+        }
+        [[fallthrough]];
+      case hook_core::bound_outcome::kind::unreachable:
+        result = bounded_here(dir, c.child, answer, hook_core::why_not_bounded(outcome));
+        break;
     }
   } catch (const std::exception& e) {
-    result = {{}, not_bounded(std::string("handoffd: ") + e.what())};
+    result = {{}, not_bounded(hook_core::why_not_bounded(outcome) + "; then " + e.what())};
   }
   marks.remove(c.child);
   return result;
 }
 
 // A child that failed will not complete: no sibling's wait should wait for it.
-void forget(const call& c, const gemini_hook_settings& settings) {
+void forget(const call& c, const hook_core::hook_settings& settings) {
   turn_marks(gemini_project_temp(c.transcript), c.parent, c.turn.id).remove(c.child);
-  try {
-    client::connection conn = dial(settings, false);
-    conn.started({c.parent, c.child, c.title});
-    conn.cancel({c.parent, {c.child}});
-  } catch (const std::exception&) {
-    // Nothing waits on a child handoffd never heard of.
-  }
+  hook_core::cancel_child(settings, c.parent, c.child, c.title);
 }
 
-gemini_hook_answer run_event(const std::string& input, const gemini_hook_settings& settings) {
-  if (input.size() > max_hook_input_bytes) return {};
+hook_answer run_event(const std::string& input, const hook_core::hook_settings& settings) {
+  if (input.size() > hook_core::max_hook_input_bytes) return {};
   const json hook = json::parse(input, nullptr, false);
   if (!hook.is_object() || hook.value("tool_name", "") != tool_name) return {};
   const std::string event = hook.value("hook_event_name", "");
@@ -206,7 +193,7 @@ gemini_hook_answer run_event(const std::string& input, const gemini_hook_setting
     return {};
   }
   if (event != "AfterTool" || !hook.contains("tool_response")) return {};
-  const std::optional<std::string> answer = gemini_child_answer(hook["tool_response"]);
+  const std::optional<std::string> answer = child_answer(hook["tool_response"]);
   if (!c) {
     if (answer && !fits_alone(*answer)) return {{}, not_bounded("no session or transcript in the hook input")};
     return {};
@@ -219,16 +206,15 @@ gemini_hook_answer run_event(const std::string& input, const gemini_hook_setting
 }
 
 }  // namespace
-}  // namespace gemini_detail
 
-std::optional<std::string> gemini_child_answer(const nlohmann::json& response) {
+std::optional<std::string> child_answer(const nlohmann::json& response) {
   if (!response.is_object()) return std::nullopt;
   if (response.contains("error") && !response["error"].is_null()) return std::nullopt;
   // returnDisplay is the subagent's progress object: its `result` is the answer, unframed.
   if (response.contains("returnDisplay") && response["returnDisplay"].is_object()) {
     const nlohmann::json& display = response["returnDisplay"];
     if (display.value("state", "") == "completed" && display.contains("result") && display["result"].is_string())
-      return gemini_detail::unwrapped(display["result"].get<std::string>());
+      return unwrapped(display["result"].get<std::string>());
   }
   // Else llmContent: [{text: "Subagent 'X' finished.\nTermination Reason: R\nResult:\n" + answer}].
   if (!response.contains("llmContent")) return std::nullopt;
@@ -250,16 +236,16 @@ std::optional<std::string> gemini_child_answer(const nlohmann::json& response) {
   if (r == std::string::npos) return std::nullopt;
   const std::size_t body = text.find(result, r + reason.size());
   if (body == std::string::npos || text.find('\n', r + reason.size()) != body) return std::nullopt;
-  return gemini_detail::unwrapped(text.substr(body + result.size()));
+  return unwrapped(text.substr(body + result.size()));
 }
 
-gemini_hook_answer run_gemini_hook(const std::string& input, const gemini_hook_settings& settings) {
+hook_answer run_hook(const std::string& input, const hook_core::hook_settings& settings) {
   // One place for input of unexpected types: the tool's own result stands.
   try {
-    return gemini_detail::run_event(input, settings);
+    return run_event(input, settings);
   } catch (const std::exception& e) {
-    return {{}, gemini_detail::not_bounded(e.what())};
+    return {{}, not_bounded(e.what())};
   }
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::gemini

@@ -14,6 +14,10 @@
 //     there and in the workspace), and the answer is a tailToolCallRequest: Gemini's own
 //     read_file returns that file as the invoke_agent call's normal result. An answer that
 //     fits, alone, passes as it is with no daemon call; so does one the batch left whole.
+//     The completing and waiting are the hook core's (cli/harness/core/bound_child.hpp). When
+//     handoffd cannot be reached or started (or does not bound it), the hook cuts the head and
+//     tail itself within the same caps (cli/harness/core/local_bound.hpp), the full copy in the
+//     same project temp dir, and the answer is the same tailToolCallRequest.
 #pragma once
 
 #include <chrono>
@@ -23,29 +27,24 @@
 
 #include <nlohmann/json.hpp>
 
-namespace handoff::cli {
+#include "cli/harness/core/hook_settings.hpp"
 
-struct gemini_hook_settings {
-  std::string socket;                                // --socket, else the default
-  std::chrono::milliseconds connect_budget{3'000};   // connect + complete (and a lone wait), at most
-  // How long a result waits for its turn's other subagents (they run in parallel and the parent
-  // sees none before all are done); then it is shared with those that have finished.
-  std::chrono::milliseconds siblings_wait{25 * 60'000};
-  // The parent model's context window, tokens: $HANDOFF_CONTEXT_WINDOW, else 1,048,576 (every
-  // Gemini model in Gemini CLI 0.61.0's source; it writes the window nowhere).
-  std::int64_t context_window = 1'048'576;
-};
+namespace handoff::cli::gemini {
 
-struct gemini_hook_answer {
+// Every Gemini model's context window in Gemini CLI 0.61.0's source, tokens (it writes the window
+// nowhere): the window when $HANDOFF_CONTEXT_WINDOW names none.
+inline constexpr std::int64_t default_context_window = 1'048'576;
+
+struct hook_answer {
   std::string out;   // stdout: the JSON answer, or empty (the tool's result stands)
   std::string note;  // stderr: one line when a result over the cap was not bounded
 };
 
 // The child's exact answer in an AfterTool tool_response of invoke_agent; nullopt when there is
 // none (an error, another shape).
-std::optional<std::string> gemini_child_answer(const nlohmann::json& tool_response);
+std::optional<std::string> child_answer(const nlohmann::json& tool_response);
 
 // Runs one hook invocation on `input` (the bytes of stdin).
-gemini_hook_answer run_gemini_hook(const std::string& input, const gemini_hook_settings& settings);
+hook_answer run_hook(const std::string& input, const hook_core::hook_settings& settings);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::gemini

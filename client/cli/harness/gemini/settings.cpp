@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-namespace handoff::cli {
+namespace handoff::cli::gemini {
 namespace {
 
 using nlohmann::ordered_json;
@@ -97,4 +97,4 @@ ordered_json with_gemini_hooks(ordered_json settings, const std::string& command
   return settings;
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::gemini

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace handoff::cli {
+namespace handoff::cli::gemini {
 
 // Every event handoff puts a hook under: each must be an array in a file setup edits.
 inline constexpr const char* gemini_events[] = {"BeforeTool", "AfterTool"};
@@ -31,4 +31,4 @@ nlohmann::ordered_json with_gemini_hooks(nlohmann::ordered_json settings, const 
 // `settings` with every hook of handoff's taken out, and the containers they leave empty.
 nlohmann::ordered_json without_gemini_hooks(nlohmann::ordered_json settings);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::gemini

@@ -10,7 +10,7 @@
 #include "engine/text/projection_notice.hpp"
 #include "protocol/default_paths.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::gemini {
 namespace {
 
 namespace fs = std::filesystem;
@@ -63,11 +63,11 @@ int run_gemini_setup(const gemini_setup_options& options) {
 
 }  // namespace
 
-run_fn add_gemini_setup(CLI::App& app) {
+run_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<gemini_setup_options>();
   app.add_option("--project", options->project, "Edit DIR/.gemini/settings.json instead of the user's settings");
   add_setup_flags(app, options->remove, options->dry_run);
   return [options] { return run_gemini_setup(*options); };
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::gemini

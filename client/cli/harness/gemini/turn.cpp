@@ -11,7 +11,7 @@
 #include "engine/fs/posix_io.hpp"
 #include "engine/fs/sha256.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::gemini {
 
 namespace fs = std::filesystem;
 
@@ -106,4 +106,4 @@ void turn_marks::remove(const std::string& child_id) const noexcept {
   ::rmdir(dir_.c_str());  // fails while a sibling's mark is there, as it should
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::gemini

@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace handoff::cli {
+namespace handoff::cli::gemini {
 
 inline constexpr std::size_t gemini_transcript_tail_bytes = 8 << 20;  // read at most this much, bytes
 
@@ -58,4 +58,4 @@ void make_private_dir(const std::filesystem::path& dir);
 // Writes `bytes` as `path`, 0600, atomically replacing what was there.
 void write_private_file(const std::filesystem::path& path, const std::string& bytes);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::gemini

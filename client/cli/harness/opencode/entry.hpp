@@ -5,9 +5,9 @@
 
 #include "cli/harness/harness.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::opencode {
 
-run_fn add_opencode_setup(CLI::App& app);
-run_fn add_opencode_hook(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
+run_fn add_setup(CLI::App& app);
+run_fn add_hook(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::opencode

@@ -12,15 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/text/batch.hpp"
-#include "engine/text/projection.hpp"
-#include "engine/text/projection_notice.hpp"
+#include "cli/harness/core/bound_child.hpp"
+#include "cli/harness/core/daemon_link.hpp"
+#include "cli/harness/core/local_bound.hpp"
 #include "engine/text/reader_profile.hpp"
-#include "handoff/client.hpp"
-#include "protocol/default_paths.hpp"
 
-namespace handoff::cli {
-namespace opencode_detail {
+namespace handoff::cli::opencode {
 namespace {
 
 using nlohmann::json;
@@ -38,26 +35,14 @@ std::string with_note(std::string output, const std::string& why) {
   return output;
 }
 
-bool fits_alone(const std::string& text) {
-  const surface_caps caps = framed_caps(surface_caps::wait(), opencode_reader);
-  return fits(text, projection_limits{caps.per_result_bytes, caps.max_lines});
-}
-
-client::connection dial(const opencode_hook_settings& settings, bool start) {
-  client::options options;
-  options.socket = settings.socket;
-  options.call_timeout = settings.connect_budget;
-  if (start && (options.start = client::autostart_from_environment()))
-    options.start->timeout = std::min(options.start->timeout, settings.connect_budget);
-  return client::connection(options);
-}
+bool fits_alone(const std::string& text) { return hook_core::fits_alone(text, opencode_reader); }
 
 // The whole of the file opencode saved the untruncated output in: a regular file (not followed
-// through a symlink) of at most max_opencode_input_bytes.
+// through a symlink) of at most hook_core::max_hook_input_bytes.
 std::optional<std::string> saved_output(const std::string& path) {
   struct stat st {};
   if (path.empty() || ::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<std::size_t>(st.st_size) > max_opencode_input_bytes)
+      static_cast<std::size_t>(st.st_size) > hook_core::max_hook_input_bytes)
     return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
@@ -68,12 +53,12 @@ std::optional<std::string> saved_output(const std::string& path) {
 
 // The parent's context use: the sum of its latest assistant message's tokens against the
 // window; nullopt when either is unknown (the static caps apply).
-std::optional<rpc::usage_dto> usage_from(const json& hook, const opencode_hook_settings& settings) {
+std::optional<rpc::usage_dto> usage_from(const json& hook, const hook_core::hook_settings& settings) {
   std::optional<std::int64_t> window = settings.context_window;
   if (const auto it = hook.find("contextWindow"); it != hook.end() && it->is_number() && it->get<double>() >= 1)
     window = static_cast<std::int64_t>(it->get<double>());
   const auto tokens = hook.find("tokens");
-  if (!window || tokens == hook.end() || !tokens->is_object()) return std::nullopt;
+  if (tokens == hook.end() || !tokens->is_object()) return std::nullopt;
   double sum = 0;
   for (const char* key : {"input", "output", "reasoning"})
     if (const auto v = tokens->find(key); v != tokens->end() && v->is_number()) sum += std::max(0.0, v->get<double>());
@@ -81,11 +66,7 @@ std::optional<rpc::usage_dto> usage_from(const json& hook, const opencode_hook_s
     for (const char* key : {"read", "write"})
       if (const auto v = cache->find(key); v != cache->end() && v->is_number()) sum += std::max(0.0, v->get<double>());
   if (sum <= 0) return std::nullopt;  // a message not yet answered: nothing known
-  rpc::usage_dto usage;
-  usage.context_window = *window;
-  usage.tokens = std::min(static_cast<std::int64_t>(sum), *window);
-  usage.percent = 100.0 * static_cast<double>(*usage.tokens) / static_cast<double>(*window);
-  return usage;
+  return hook_core::usage_against(static_cast<std::int64_t>(std::min(sum, 1e15)), window);
 }
 
 std::vector<std::string> siblings_of(const json& hook, const std::string& self) {
@@ -99,87 +80,69 @@ std::vector<std::string> siblings_of(const json& hook, const std::string& self) 
   return out;
 }
 
-// A deferred result (the batch had no room for it): where it is kept and how to get it.
-std::string held_back(const std::string& parent, const std::string& child, std::size_t bytes) {
-  const std::string self = rpc::own_executable().string();
-  std::string command;
-  append_shell_word(command, self.empty() ? std::string("handoff") : self);
-  command += " wait --reader opencode --parent ";
-  append_shell_word(command, parent);
-  command.push_back(' ');
-  append_shell_word(command, child);
-  return "[handoff: this subagent's answer (" + std::to_string(bytes) +
-         " bytes) was held back to keep this step within its budget; it is kept in handoffd. Get it when you have "
-         "room: bash `" + command + "`]";
-}
-
-void cancel_failed(const json& hook, const opencode_hook_settings& settings) {
-  const std::string parent = string_member(hook, "sessionID");
-  const std::string child = string_member(hook, "callID");
-  if (parent.empty() || child.empty()) return;
+// handoffd did not bound it (`why`): the hook cuts the head and tail itself. When opencode cut
+// the output, its saved copy at `saved_path` holds `full` (the whole framed output): that is
+// projected, so the footer's line numbers are the file's. Otherwise the answer is, inside
+// opencode's frame, with a private copy of it. An answer that fits, or one no copy could be
+// written for, passes as opencode made it, with the one line.
+std::string bounded_here(const std::string& output, const std::string& full, const std::string& saved_path,
+                         const std::optional<task_frame>& frame, const std::string& answer, const std::string& why) {
+  const auto whole = [&](const std::string& more) { return output + "\n\n" + hook_core::passes_whole_line(why + more); };
   try {
-    client::connection c = dial(settings, false);  // no daemon: no sibling waits for it
-    c.started({parent, child, ""});
-    c.cancel({parent, {child}});
-  } catch (const std::exception&) {
-    // Nothing waits on a child handoffd never heard of.
+    if (!saved_path.empty()) {
+      if (fits_alone(full)) return full + "\n\n" + hook_core::passes_whole_line(why);
+      return hook_core::local_head_tail(full, opencode_reader, saved_path, why);
+    }
+    if (fits_alone(answer)) return whole("");
+    const std::filesystem::path copy = hook_core::write_private_copy(hook_core::unbounded_dir(), answer);
+    const std::string text = hook_core::local_head_tail(answer, opencode_reader, copy, why);
+    return frame ? frame->open + text + frame->close : text;
+  } catch (const std::exception& e) {
+    return whole(std::string("; not cut here: ") + e.what());
   }
 }
 
-std::string bound_task(const json& hook, const opencode_hook_settings& settings) {
-  const std::string parent = string_member(hook, "sessionID");
-  const std::string child = string_member(hook, "callID");
+void cancel_failed(const json& hook, const hook_core::hook_settings& settings) {
+  hook_core::cancel_child(settings, string_member(hook, "sessionID"), string_member(hook, "callID"));
+}
+
+std::string bound_task(const json& hook, const hook_core::hook_settings& settings) {
+  hook_core::finished_child c;
+  c.parent = string_member(hook, "sessionID");
+  c.child = string_member(hook, "callID");
   const std::string output = string_member(hook, "output");
-  if (parent.empty() || child.empty()) return {};
+  if (c.parent.empty() || c.child.empty()) return {};
 
   // The full output: opencode's saved copy when it cut the one it hands over.
   std::string full = output;
-  if (const std::string path = string_member(hook, "outputPath"); !path.empty()) {
+  const std::string path = string_member(hook, "outputPath");
+  if (!path.empty()) {
     const std::optional<std::string> saved = saved_output(path);
     if (!saved) return with_note(output, "opencode's full copy at " + path + " could not be read");
     full = *saved;
   }
   const std::optional<task_frame> frame = split_task_output(full);
-  const std::string& answer = frame ? frame->answer : full;
-  const std::vector<std::string> siblings = siblings_of(hook, child);
-  if (siblings.empty() && full == output && fits_alone(answer)) return {};  // short and alone: as it is
+  c.answer = frame ? frame->answer : full;
+  for (std::string& s : siblings_of(hook, c.child)) c.siblings.push_back({std::move(s), {}});
+  if (c.siblings.empty() && full == output && fits_alone(c.answer)) return {};  // short and alone: as it is
 
-  try {
-    client::connection c = dial(settings, true);
-    for (const std::string& s : siblings) c.started({parent, s, ""});
-    rpc::completed_params done;
-    done.parent_id = parent;
-    done.child_id = child;
-    done.title = string_member(hook, "title");
-    done.status = "done";
-    done.final_text = answer;
-    c.completed(done);
-
-    rpc::wait_params wait;
-    wait.parent_id = parent;
-    wait.child_ids = {child};
-    wait.reader = std::string(opencode_reader.name);
-    wait.usage = usage_from(hook, settings);
-    if (!siblings.empty()) {
-      wait.batch_with.push_back(child);
-      wait.batch_with.insert(wait.batch_with.end(), siblings.begin(), siblings.end());
-      wait.timeout_ms = settings.siblings_wait.count();
-    } else {
-      wait.timeout_ms = settings.connect_budget.count();
-    }
-    const rpc::wait_result result = c.wait(wait);
-    const auto framed = [&](const std::string& text) { return frame ? frame->open + text + frame->close : text; };
-    for (const rpc::section_dto& section : result.batch.sections)
-      if (section.child_id == child) return framed(section.text);
-    if (result.batch.deferred > 0) return framed(held_back(parent, child, answer.size()));
-    return with_note(output, "handoffd answered no section for it");
-  } catch (const std::exception& e) {
-    return with_note(output, std::string("handoffd: ") + e.what());
+  c.title = string_member(hook, "title");
+  c.usage = usage_from(hook, settings);
+  c.reader = &opencode_reader;
+  const hook_core::bound_outcome outcome = hook_core::bound_child(c, settings);
+  switch (outcome.what) {
+    case hook_core::bound_outcome::kind::section:
+    case hook_core::bound_outcome::kind::held_back:
+      return frame ? frame->open + outcome.text + frame->close : outcome.text;
+    case hook_core::bound_outcome::kind::not_bounded:
+    case hook_core::bound_outcome::kind::unreachable:
+      break;
   }
+  return bounded_here(output, full, path, frame, c.answer, hook_core::why_not_bounded(outcome));
 }
 
-std::string run_event(const std::string& input, const opencode_hook_settings& settings) {
-  if (input.size() > max_opencode_input_bytes) return {};
+std::string run_event(const std::string& input, const hook_core::hook_settings& settings) {
+  if (input.size() > hook_core::max_hook_input_bytes) return {};
   const json hook = json::parse(input, nullptr, false);
   if (!hook.is_object()) return {};
   const std::string event = hook.contains("event") ? string_member(hook, "event") : "completed";
@@ -192,32 +155,31 @@ std::string run_event(const std::string& input, const opencode_hook_settings& se
 }
 
 }  // namespace
-}  // namespace opencode_detail
 
 std::optional<task_frame> split_task_output(const std::string& output) {
   // `<task id="ses_..." state="completed">` + result_open ... result_close, as opencode 1.18.33
   // writes it; the answer is everything between, whatever it holds.
   if (!output.starts_with("<task ")) return std::nullopt;
   const std::size_t open_end = output.find('>');
-  if (open_end == std::string::npos || output.compare(open_end + 1, opencode_detail::result_open.size(),
-                                                      opencode_detail::result_open) != 0)
+  if (open_end == std::string::npos || output.compare(open_end + 1, result_open.size(),
+                                                      result_open) != 0)
     return std::nullopt;
-  const std::size_t answer_at = open_end + 1 + opencode_detail::result_open.size();
-  if (!output.ends_with(opencode_detail::result_close) ||
-      output.size() < answer_at + opencode_detail::result_close.size())
+  const std::size_t answer_at = open_end + 1 + result_open.size();
+  if (!output.ends_with(result_close) ||
+      output.size() < answer_at + result_close.size())
     return std::nullopt;
-  const std::size_t close_at = output.size() - opencode_detail::result_close.size();
+  const std::size_t close_at = output.size() - result_close.size();
   return task_frame{output.substr(0, answer_at), output.substr(answer_at, close_at - answer_at),
                     output.substr(close_at)};
 }
 
-std::string run_opencode_hook(const std::string& input, const opencode_hook_settings& settings) {
+std::string run_hook(const std::string& input, const hook_core::hook_settings& settings) {
   // One place for input of unexpected types: the task's own output stands.
   try {
-    return opencode_detail::run_event(input, settings);
+    return run_event(input, settings);
   } catch (const std::exception&) {
     return {};
   }
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::opencode

@@ -22,8 +22,12 @@
 // An answer that fits (the wait caps for reader "opencode") with no sibling passes as it is, byte
 // for byte, with no daemon call. Otherwise the answer is completed in handoffd (parent = session,
 // child = call) and taken back by one subagent/wait with reader "opencode", the parent's usage, and
-// the siblings as batchWith; the bounded text is put back in opencode's own frame. When handoffd
-// is down, slow or refuses, the output passes as opencode made it, with one line saying so.
+// the siblings as batchWith (the hook core, cli/harness/core/bound_child.hpp); the bounded text is
+// put back in opencode's own frame. When handoffd is down, slow or refuses, the hook cuts the head
+// and tail itself within the same caps (cli/harness/core/local_bound.hpp), with one line naming
+// the full text: opencode's own saved copy (outputPath) when it cut the output, the whole output
+// projected so that the footer's line numbers are that file's; else a private copy of the answer,
+// inside opencode's frame. The verdict is never lost to opencode's head-only cut.
 #pragma once
 
 #include <chrono>
@@ -31,20 +35,13 @@
 #include <optional>
 #include <string>
 
-namespace handoff::cli {
+#include "cli/harness/core/hook_settings.hpp"
 
-inline constexpr std::size_t max_opencode_input_bytes = 80 << 20;  // stdin or outputPath beyond this: not bounded
+namespace handoff::cli::opencode {
 
-struct opencode_hook_settings {
-  std::string socket;                               // --socket, else the default
-  std::chrono::milliseconds connect_budget{3'000};  // connect + complete (and a lone wait), at most
-  // How long a result waits for its siblings (opencode shows the parent none of a step's results
-  // before all of its tools are done); then it is shared with those that have finished.
-  std::chrono::milliseconds siblings_wait{25 * 60'000};
-  // The parent model's context window when the plugin knows none: $HANDOFF_CONTEXT_WINDOW; else
-  // unknown, and the static caps apply.
-  std::optional<std::int64_t> context_window;
-};
+// The settings are the hook core's (cli/harness/core/hook_settings.hpp); the window there is
+// used when the plugin names none. stdin or outputPath beyond hook_core::max_hook_input_bytes:
+// not bounded.
 
 // opencode's frame around a task's answer, and the answer: nullopt when `output` is not one.
 struct task_frame {
@@ -56,6 +53,6 @@ std::optional<task_frame> split_task_output(const std::string& output);
 
 // Runs one hook invocation on `input` (the bytes of stdin); returns what to print (empty: the
 // output stands).
-std::string run_opencode_hook(const std::string& input, const opencode_hook_settings& settings);
+std::string run_hook(const std::string& input, const hook_core::hook_settings& settings);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::opencode

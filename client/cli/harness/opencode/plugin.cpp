@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace handoff::cli {
+namespace handoff::cli::opencode {
 namespace {
 
 // @HANDOFF@ is replaced by the executable's path as a JSON (and so JavaScript) string.
@@ -139,4 +139,4 @@ std::string opencode_plugin_source(const std::string& executable) {
   return out;
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::opencode

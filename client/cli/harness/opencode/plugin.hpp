@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-namespace handoff::cli {
+namespace handoff::cli::opencode {
 
 // The first line of every plugin handoff writes: how setup knows the file is its own.
 inline constexpr std::string_view opencode_plugin_marker = "// handoff's opencode plugin";
@@ -24,4 +24,4 @@ inline constexpr std::string_view opencode_plugin_marker = "// handoff's opencod
 // The plugin's source, running `handoff` at `executable` (absolute).
 std::string opencode_plugin_source(const std::string& executable);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::opencode

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace handoff::cli {
+namespace handoff::cli::opencode {
 
 using nlohmann::ordered_json;
 
@@ -83,4 +83,4 @@ ordered_json without_handoff_plugin(ordered_json config, const std::vector<std::
   return config;
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::opencode

@@ -27,7 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace handoff::cli {
+namespace handoff::cli::opencode {
 
 inline constexpr std::string_view opencode_plugin_file = "handoff/opencode-plugin.js";  // beside the config
 
@@ -47,4 +47,4 @@ nlohmann::ordered_json with_handoff_plugin(nlohmann::ordered_json config, const 
 // that leaves empty.
 nlohmann::ordered_json without_handoff_plugin(nlohmann::ordered_json config, const std::vector<std::string>& own_dirs);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::opencode

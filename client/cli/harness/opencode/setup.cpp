@@ -21,7 +21,7 @@
 #include "cli/harness/store_dirs.hpp"
 #include "protocol/default_paths.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::opencode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -143,7 +143,7 @@ int run_opencode_setup(const opencode_options& options) {
 
 }  // namespace
 
-run_fn add_opencode_setup(CLI::App& app) {
+run_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<opencode_options>();
   app.add_option("--project", options->project,
                  "Edit DIR/opencode.json (plugin in DIR/.opencode/handoff/) instead of the user's "
@@ -155,4 +155,4 @@ run_fn add_opencode_setup(CLI::App& app) {
   return [options] { return run_opencode_setup(*options); };
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::opencode

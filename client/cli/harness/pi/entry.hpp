@@ -4,8 +4,8 @@
 
 #include "cli/harness/harness.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::pi {
 
-run_fn add_pi_setup(CLI::App& app);
+run_fn add_setup(CLI::App& app);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::pi

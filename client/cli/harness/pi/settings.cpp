@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string_view>
 
-namespace handoff::cli {
+namespace handoff::cli::pi {
 namespace {
 
 namespace fs = std::filesystem;
@@ -137,4 +137,4 @@ ordered_json pi_without_handoff(ordered_json settings, const fs::path& base, con
   return settings;
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::pi

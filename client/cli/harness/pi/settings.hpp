@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace handoff::cli {
+namespace handoff::cli::pi {
 
 // Whether the directory `dir` (absolute) holds the @handoff/pi package.
 using handoff_package_test = std::function<bool(const std::filesystem::path& dir)>;
@@ -42,4 +42,4 @@ nlohmann::ordered_json pi_without_handoff(nlohmann::ordered_json settings, const
 // The bridge extension's path in `package_dir`.
 std::filesystem::path bridge_path(const std::filesystem::path& package_dir);
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::pi

@@ -11,7 +11,7 @@
 #include "cli/harness/settings_file.hpp"
 #include "protocol/default_paths.hpp"
 
-namespace handoff::cli {
+namespace handoff::cli::pi {
 namespace {
 
 namespace fs = std::filesystem;
@@ -92,7 +92,7 @@ int run_pi_setup(const pi_options& options) {
 
 }  // namespace
 
-run_fn add_pi_setup(CLI::App& app) {
+run_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<pi_options>();
   app.add_option("--project", options->project, "Edit DIR/.pi/settings.json instead of the user's settings");
   app.add_option("--package", options->package,
@@ -101,4 +101,4 @@ run_fn add_pi_setup(CLI::App& app) {
   return [options] { return run_pi_setup(*options); };
 }
 
-}  // namespace handoff::cli
+}  // namespace handoff::cli::pi
