@@ -61,7 +61,9 @@ export function clientSocketLocation(env: NodeJS.ProcessEnv = process.env): Sock
  * Makes `dir` fit to hold a socket or other private files: creates it (0700; not its parents)
  * when absent; then it must be a real directory (a symlink there is refused, never followed),
  * owned by the effective uid, with no group or other permission bits. Throws an Error naming
- * `dir`, what is wrong and what to do (the words of the C++ rpc::prepare_socket_dir).
+ * `dir`, what is wrong and what to do (the words of the C++ rpc::prepare_socket_dir). Unlike that
+ * one, a directory it makes keeps what the umask leaves of 0700: node:fs has no chmod that
+ * follows no symlink, and a umask taking the owner's own bits is not one a session runs with.
  */
 export function preparePrivateDir(dir: string): void {
   const refuse = (problem: string): never => {
