@@ -13,6 +13,7 @@
 #include "ledger/preview.hpp"
 #include "protocol/default_paths.hpp"
 #include "protocol/methods.hpp"
+#include "protocol/socket_location.hpp"
 
 namespace handoff::daemon {
 namespace {
@@ -32,7 +33,9 @@ void add_caps(CLI::App& app, surface_caps& caps, const std::string& prefix, cons
 
 void add_options(CLI::App& app, config& cfg) {
   app.set_config("--config", "", "Read options from this INI/TOML file (key = value)");
-  app.add_option("--socket", cfg.socket_path, "Unix socket path [$XDG_RUNTIME_DIR/handoff/handoffd.sock]");
+  app.add_option("--socket", cfg.socket_path,
+                 "Unix socket path [$XDG_RUNTIME_DIR/handoff/handoffd.sock; without XDG_RUNTIME_DIR, the "
+                 "private ${TMPDIR:-/tmp}/handoff-<uid>/handoffd.sock]");
   app.add_option("--artifact-dir", cfg.artifact_dir,
                  "Artifact store [${XDG_CACHE_HOME:-~/.cache}/handoff/results; while the former default "
                  "${PI_CODING_AGENT_DIR:-~/.pi/agent}/cache/openpi/subagent-results exists, its artifacts "
@@ -93,8 +96,7 @@ void add_options(CLI::App& app, config& cfg) {
 }
 
 void resolve_defaults(config& cfg) {
-  if (cfg.socket_path.empty() && (cfg.socket_path = rpc::default_socket_path()).empty())
-    throw std::runtime_error("XDG_RUNTIME_DIR is not set; pass --socket PATH");
+  if (cfg.socket_path.empty()) cfg.socket_path = rpc::daemon_socket_location().path;
   if (cfg.artifact_dir.empty()) {
     if ((cfg.artifact_dir = rpc::default_artifact_dir()).empty())
       throw std::runtime_error("neither XDG_CACHE_HOME nor HOME is set; pass --artifact-dir DIR");

@@ -18,7 +18,7 @@ class App;
 namespace handoff::daemon {
 
 struct config {
-  std::filesystem::path socket_path;    // default $XDG_RUNTIME_DIR/handoff/handoffd.sock
+  std::filesystem::path socket_path;    // default rpc::daemon_socket_location() (socket_location.hpp)
   std::filesystem::path artifact_dir;   // default ${XDG_CACHE_HOME:-~/.cache}/handoff/results
   // The store's former default (rpc::legacy_artifact_dir), read and drained while it exists
   // (legacy_store.hpp); empty when --artifact-dir was given: a store the user chose is the only one.

@@ -20,11 +20,6 @@ std::filesystem::path env_or_home(const char* name, const std::filesystem::path&
 
 }  // namespace
 
-std::filesystem::path default_socket_path() {
-  const auto runtime = env_path("XDG_RUNTIME_DIR");
-  return runtime.empty() ? runtime : runtime / "handoff" / "handoffd.sock";
-}
-
 std::filesystem::path default_artifact_dir() {
   std::filesystem::path cache = env_path("XDG_CACHE_HOME");
   if (!cache.is_absolute()) {

@@ -1,13 +1,11 @@
-// Where handoffd and its clients look by default, from the environment alone. Each returns an
-// empty path when the variables it needs are unset; the caller says what to pass instead.
+// Where handoffd and its clients look by default, from the environment alone (the socket:
+// socket_location.hpp). Each returns an empty path when the variables it needs are unset; the
+// caller says what to pass instead.
 #pragma once
 
 #include <filesystem>
 
 namespace handoff::rpc {
-
-// $XDG_RUNTIME_DIR/handoff/handoffd.sock (the socket handoffd binds and clients dial).
-std::filesystem::path default_socket_path();
 
 // ${XDG_CACHE_HOME:-$HOME/.cache}/handoff/results: the artifact store. A cache of handoff's own,
 // belonging to no harness; each harness's read tool is allowed there by its setup.

@@ -2,8 +2,8 @@
 # One command from a clone to bounded subagent results: installs what is missing (Debian 12),
 # builds handoffd and handoff, installs them with the Pi package under PREFIX, and sets handoff up
 # for this user: systemd user units when a user systemd answers (else clients start handoffd
-# themselves), Pi's settings (the package, and the pi-subagents bridge when pi-subagents is
-# installed), Claude Code's settings when `claude` is on the PATH, Codex's when `codex` is, Gemini CLI's when `gemini` is, opencode's when `opencode` is. Each
+# themselves, and it says on which socket, or why they cannot), Pi's settings (the package, and
+# the pi-subagents bridge when pi-subagents is installed), Claude Code's settings when `claude` is on the PATH, Codex's when `codex` is, Gemini CLI's when `gemini` is, opencode's when `opencode` is. Each
 # step says what it did, or what it skipped and why. Running it again gives the same result.
 #
 #   scripts/install.sh [--prefix DIR]              install (DIR default ~/.local)
@@ -146,7 +146,16 @@ if user_systemd; then
     say "could not enable handoffd.socket (systemctl --user status handoffd.socket says why); clients start handoffd themselves"
   fi
 else
-  say "skipped systemd: no user systemd instance answers; clients start handoffd themselves when none runs"
+  # Then the clients start handoffd, where this shell's would find it: say where, or why they
+  # will not (doctor's socket line, docs/configuration.md "The socket"; doctor starts nothing).
+  socket_line="$("$prefix/bin/handoff" doctor 2>/dev/null | grep -m1 -e '^ok   socket ' -e '^FAIL the socket directory ' || true)"
+  if [[ "${HANDOFF_AUTOSTART:-}" == 0 ]]; then
+    say "skipped systemd: no user systemd instance answers, and HANDOFF_AUTOSTART=0 in this shell keeps clients from starting handoffd: run $prefix/bin/handoffd yourself"
+  elif [[ "$socket_line" == "ok   socket "* ]]; then
+    say "skipped systemd: no user systemd instance answers; clients start handoffd themselves when none runs, on ${socket_line#ok   socket }"
+  else
+    say "skipped systemd: no user systemd instance answers, and clients cannot start handoffd: ${socket_line#FAIL }"
+  fi
 fi
 mv "$manifest.new" "$manifest"
 

@@ -22,7 +22,9 @@ constexpr const char* help_footer =
     "Children: what a child reports (started, progress, complete) names it with --child C;\n"
     "what the parent asks (wait, check, cancel) lists the children after --parent P.\n"
     "\n"
-    "Socket: --socket PATH, else $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock.\n"
+    "Socket: --socket PATH, else $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock,\n"
+    "else ${TMPDIR:-/tmp}/handoff-<uid>/handoffd.sock (that directory made 0700, refused when it\n"
+    "is a symlink, another user's or open to others). handoff doctor says which one and why.\n"
     "When nothing answers there, every command but status and doctor starts handoffd in the\n"
     "background (HANDOFF_AUTOSTART=0: never; HANDOFF_DAEMON: which handoffd; it exits after\n"
     "HANDOFF_IDLE_EXIT_MS, default 600000, with no client).";
@@ -37,7 +39,8 @@ std::string describe(const client::client_error& e) {
 std::shared_ptr<const daemon_options> add_daemon_options(CLI::App& app) {
   auto options = std::make_shared<daemon_options>();
   app.add_option("--socket", options->socket, "handoffd's Unix socket [$HANDOFF_SOCKET, else "
-                                              "$XDG_RUNTIME_DIR/handoff/handoffd.sock]");
+                                              "$XDG_RUNTIME_DIR/handoff/handoffd.sock, else "
+                                              "${TMPDIR:-/tmp}/handoff-<uid>/handoffd.sock]");
   app.footer(help_footer);
   return options;
 }

@@ -28,7 +28,7 @@ inline constexpr int exit_daemon_absent = 3;  // no handoffd listens at the sock
 inline constexpr int exit_wait_timeout = 4;   // `wait --timeout-ms` passed with children pending
 
 struct daemon_options {
-  std::string socket;  // --socket PATH; empty: $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock
+  std::string socket;  // --socket PATH; empty: client::default_socket_path()
 };
 
 // Adds --socket to the top-level app, and the exit statuses to its --help footer.

@@ -1,6 +1,7 @@
 // `handoff doctor [--artifact-dir DIR] [--queue-dir DIR]`
 //
 // Checks, in order, and prints one line each ("ok", "warn" or "FAIL", and the fix):
+//   which socket, and why (--socket, HANDOFF_SOCKET, XDG_RUNTIME_DIR or the private fallback);
 //   the socket's directory (ours, 0700) and the socket (present, a socket, ours, 0600);
 //   that handoffd answers there (initialize, daemon/status) and its version matches ours;
 //   the artifact store and the queue: directories ours and 0700, their files 0600;
@@ -19,6 +20,7 @@
 
 #include "cli/doctor_checks.hpp"
 #include "protocol/default_paths.hpp"
+#include "protocol/socket_location.hpp"
 
 namespace handoff::cli {
 namespace {
@@ -104,17 +106,23 @@ class doctor {
 
 int run_doctor(const daemon_options& daemon, const doctor_options& options) {
   doctor d;
+  // Which socket, and why: with several rules (socket_location.hpp) a wrong guess about which
+  // one applies is the usual cause of "handoffd does not answer".
   fs::path socket = daemon.socket;
+  std::string why = "given with --socket";
   if (socket.empty()) {
+    const rpc::socket_location where = rpc::client_socket_location();
+    why = rpc::client_reason(where.source);
     try {
       socket = client::default_socket_path();
     } catch (const std::exception& e) {
-      d.add({finding::level::fail, std::string(e.what()) + ": pass --socket, or set XDG_RUNTIME_DIR"});
+      d.add({finding::level::fail, e.what()});
     }
   }
   std::optional<nlohmann::json> status;
   if (!socket.empty()) {
     socket = fs::absolute(socket);
+    d.add({finding::level::ok, "socket " + socket.string() + " (" + why + ")"});
     d.add(check_private_dir(socket.parent_path(), "socket dir", false));
     const finding socket_file = check_socket_file(socket);
     d.add(socket_file);

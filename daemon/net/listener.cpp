@@ -11,30 +11,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "protocol/socket_location.hpp"
+
 namespace handoff::daemon {
 namespace {
 
 [[noreturn]] void fail_to_listen(const std::string& what) { throw std::runtime_error(what); }
 
 std::string errno_text() { return std::strerror(errno); }
-
-// The socket's directory must be a real directory of ours that nobody else can enter.
-void prepare_directory(const std::filesystem::path& dir) {
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    fail_to_listen("cannot create " + dir.string() + ": " + errno_text());
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) fail_to_listen("cannot stat " + dir.string() + ": " + errno_text());
-  if (S_ISLNK(st.st_mode)) fail_to_listen(dir.string() + " is a symlink; refusing to put the socket behind it");
-  if (!S_ISDIR(st.st_mode)) fail_to_listen(dir.string() + " is not a directory");
-  if (st.st_uid != ::geteuid())
-    fail_to_listen(dir.string() + " belongs to uid " + std::to_string(st.st_uid) + ", not to us (uid " +
-         std::to_string(::geteuid()) + ")");
-  if ((st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
-    fail_to_listen(dir.string() + " is mode " + mode + "; it must be 0700 (chmod 700 " + dir.string() + ")");
-  }
-}
 
 }  // namespace
 
@@ -43,7 +27,9 @@ listener::listener(std::filesystem::path socket_path) : path_(std::move(socket_p
   hidden_ += ".closing";
   if (path_.native().size() >= sizeof(sockaddr_un::sun_path))
     fail_to_listen("socket path " + path_.string() + " is too long for a Unix socket");
-  prepare_directory(path_.parent_path());
+  // The directory must be a real directory of ours that nobody else can enter: the rule clients
+  // hold the private fallback to as well.
+  rpc::prepare_socket_dir(path_.parent_path());
 
   // One daemon per socket: the lock is held for the life of the process.
   auto lock_path = path_;

@@ -2,6 +2,8 @@
 // on bad arguments, exit 1 when the daemon refuses, and --help on every subcommand.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -57,9 +59,12 @@ TEST_CASE("the socket from --socket after the subcommand, or from $HANDOFF_SOCKE
   CHECK(from_env.status == 0);
   CHECK(json::parse(from_env.out).contains("uptimeMs"));
 
-  const cli_result nothing = run_cli({"status"}, {}, {"HANDOFF_SOCKET", "XDG_RUNTIME_DIR"});
+  // Neither: the private fallback in TMPDIR (tests/cli/cli_socket_fallback_test.cpp has more).
+  temp_dir tmp;
+  const std::string fallback = (tmp / ("handoff-" + std::to_string(::geteuid())) / "handoffd.sock").string();
+  const cli_result nothing = run_cli({"status"}, {}, {"HANDOFF_SOCKET", "XDG_RUNTIME_DIR", "TMPDIR=" + tmp.path().string()});
   CHECK(nothing.status == 3);
-  CHECK(contains(nothing.err, "neither HANDOFF_SOCKET nor XDG_RUNTIME_DIR is set"));
+  CHECK_MESSAGE(contains(nothing.err, "handoffd is not running at " + fallback), nothing.err);
 }
 
 TEST_CASE("bad arguments are usage errors: exit 2, nothing sent") {

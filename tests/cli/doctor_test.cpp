@@ -110,3 +110,17 @@ TEST_CASE("doctor without a daemon, when clients start one: not running is fine,
   CHECK_FALSE(has(out, "FAIL no socket"));
   CHECK_FALSE(fs::exists(socket));  // doctor looks; it does not start one
 }
+
+TEST_CASE("doctor says which socket it uses and why: --socket, HANDOFF_SOCKET or XDG_RUNTIME_DIR") {
+  temp_dir dir("doctor-which-socket");
+  const std::string dirs = " --artifact-dir " + (dir / "a").string() + " --queue-dir " + (dir / "q").string();
+  const std::string given = (dir / "given.sock").string();
+  CHECK(has(doctor("--socket " + given + dirs).second, "ok   socket " + given + " (given with --socket)\n"));
+  const std::string named = (dir / "named.sock").string();
+  CHECK(has(doctor_with_env("HANDOFF_SOCKET=" + named, dirs).second, "ok   socket " + named + " (HANDOFF_SOCKET is set)\n"));
+  const auto [status, out] = doctor_with_env("HANDOFF_SOCKET= XDG_RUNTIME_DIR=" + (dir / "run").string(), dirs);
+  CHECK_MESSAGE(has(out, "ok   socket " + (dir / "run" / "handoff" / "handoffd.sock").string() +
+                             " (HANDOFF_SOCKET is not set: the user's runtime directory, XDG_RUNTIME_DIR)\n"),
+                out);
+  CHECK(status == 1);  // no daemon there
+}

@@ -112,7 +112,7 @@ TEST_CASE("a stale socket nobody listens on: daemon_absent") {
   CHECK(error_of([&] { connect_at(d.socket()); }).kind() == error_kind::daemon_absent);
 }
 
-TEST_CASE("default socket: $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock, else a clear error") {
+TEST_CASE("default socket: $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock, else the private fallback") {
   {
     env_guard a("HANDOFF_SOCKET", "/tmp/explicit.sock"), b("XDG_RUNTIME_DIR", "/run/user/4242");
     CHECK(handoff::client::default_socket_path() == "/tmp/explicit.sock");
@@ -122,9 +122,18 @@ TEST_CASE("default socket: $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handof
     CHECK(handoff::client::default_socket_path() == "/run/user/4242/handoff/handoffd.sock");
   }
   {
-    env_guard a("HANDOFF_SOCKET", nullptr), b("XDG_RUNTIME_DIR", nullptr);
+    // Neither: ${TMPDIR:-/tmp}/handoff-<euid>, made 0700 by the client itself.
+    test::temp_dir tmp;
+    env_guard a("HANDOFF_SOCKET", nullptr), b("XDG_RUNTIME_DIR", nullptr), c("TMPDIR", tmp.path().c_str());
+    const std::filesystem::path own = tmp / ("handoff-" + std::to_string(::geteuid()));
+    CHECK(handoff::client::default_socket_path() == own / "handoffd.sock");
+    CHECK(std::filesystem::status(own).permissions() == std::filesystem::perms::owner_all);
+    // A fallback directory open to others: refused, naming it, what is wrong and why it is used.
+    std::filesystem::permissions(own, std::filesystem::perms::all);
     const client_error e = error_of([] { handoff::client::default_socket_path(); });
-    CHECK(e.kind() == error_kind::daemon_absent);
+    CHECK(e.kind() == error_kind::refused);
+    CHECK(contains(e, "the socket directory " + own.string() + " is mode 0777"));
+    CHECK(contains(e, "neither HANDOFF_SOCKET nor XDG_RUNTIME_DIR is set"));
     CHECK(contains(e, "--socket"));
   }
   {

@@ -13,8 +13,9 @@
 namespace handoff::client {
 
 enum class error_kind {
-  daemon_absent,  // nothing listens at the socket (ENOENT, ECONNREFUSED), or no socket is known
-  refused,        // the daemon would not talk to us: EACCES, connection cap, closed on us
+  daemon_absent,  // nothing listens at the socket (ENOENT, ECONNREFUSED)
+  refused,        // the daemon would not talk to us: EACCES, connection cap, closed on us; or
+                  // the private fallback's directory is not safe to dial in
   timeout,        // no reply within the call's timeout; the connection's state is unknown
   protocol,       // the daemon's bytes were not a well-formed reply (a bug on one side)
   rpc,            // the daemon answered with a JSON-RPC error: see code() and data()

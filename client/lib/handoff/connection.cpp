@@ -8,17 +8,12 @@
 #include <stdexcept>
 #include <utility>
 
-#include "protocol/default_paths.hpp"
 #include "protocol/json_dump.hpp"
+#include "protocol/socket_location.hpp"
 #include "utf8.hpp"
 
 namespace handoff::client {
 namespace {
-
-std::filesystem::path env_path(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? std::filesystem::path(value) : std::filesystem::path();
-}
 
 std::string describe_ms(milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
 
@@ -111,11 +106,18 @@ client_error from_error_object(const nlohmann::json& error) {
 }  // namespace
 
 std::filesystem::path default_socket_path() {
-  if (auto explicit_path = env_path("HANDOFF_SOCKET"); !explicit_path.empty()) return explicit_path;
-  if (auto standard = rpc::default_socket_path(); !standard.empty()) return standard;
-  throw client_error(error_kind::daemon_absent,
-                     "no handoffd socket known: neither HANDOFF_SOCKET nor XDG_RUNTIME_DIR is set; pass the "
-                     "socket path (--socket PATH)");
+  const rpc::socket_location where = rpc::client_socket_location();
+  if (where.source != rpc::socket_source::private_fallback) return where.path;
+  // In a directory anybody may write to, a socket could be another user's: the directory is
+  // made ours, or found ours and closed to others, before we dial (or start handoffd) there.
+  try {
+    rpc::prepare_socket_dir(where.path.parent_path());
+  } catch (const std::runtime_error& e) {
+    throw client_error(error_kind::refused, std::string(e.what()) + "; it holds handoffd's socket because " +
+                                                std::string(rpc::client_reason(where.source)) +
+                                                " (set either, or pass --socket PATH)");
+  }
+  return where.path;
 }
 
 namespace {

@@ -42,7 +42,10 @@ namespace handoff::client {
 using std::chrono::milliseconds;
 
 // The socket handoffd listens on unless told otherwise: $HANDOFF_SOCKET when set, else
-// $XDG_RUNTIME_DIR/handoff/handoffd.sock. Throws client_error{daemon_absent} when neither is set.
+// $XDG_RUNTIME_DIR/handoff/handoffd.sock, else the private ${TMPDIR:-/tmp}/handoff-<uid>/handoffd.sock
+// (rpc::client_socket_location, protocol/socket_location.hpp). The last one's directory is made
+// (0700) or checked first: client_error{refused}, naming it and what is wrong, when it is a
+// symlink, not a directory, another user's or open to others.
 std::filesystem::path default_socket_path();
 
 struct options {

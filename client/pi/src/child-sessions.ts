@@ -3,7 +3,9 @@
 // Contract:
 // - One directory per parent session, `<root>/<pid>-XXXXXX` (mkdtemp: mode 0700), under a root
 //   that must be a directory of this user with no group or other access:
-//   `$XDG_RUNTIME_DIR/handoff/pi-sessions`, else `<tmpdir>/handoff-<uid>/pi-sessions`.
+//   `$XDG_RUNTIME_DIR/handoff/pi-sessions`, else `${TMPDIR:-/tmp}/handoff-<uid>/pi-sessions`, in
+//   the socket's private fallback directory (socket-path.ts, runtimeDirectory), which is made or
+//   checked as for the socket before anything is made in it.
 // - One directory per child in it (0700) holding `session.jsonl`, created empty with mode 0600
 //   before the child Pi first opens it with `--session FILE --session-dir DIR`. Pi 1.6.0 keeps an
 //   existing file's mode: it writes its header into an empty session file with open(O_TRUNC) and
@@ -14,17 +16,16 @@
 // - A parent killed with SIGKILL cannot remove its directory: the first parent directory made
 //   under the root removes those of parents whose pid no longer runs (`<pid>-*`, ESRCH).
 import { closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+
+import { preparePrivateDir, runtimeDirectory } from "./socket-path.js";
 
 /** The file name of a child's session inside its directory. */
 export const SESSION_FILE = "session.jsonl";
 
 /** The root for every parent's session directory (see the contract). */
 export function defaultSessionRoot(env: NodeJS.ProcessEnv = process.env): string {
-  const runtime = env["XDG_RUNTIME_DIR"];
-  if (runtime !== undefined && runtime !== "") return join(runtime, "handoff", "pi-sessions");
-  return join(tmpdir(), `handoff-${process.getuid?.() ?? "user"}`, "pi-sessions");
+  return join(runtimeDirectory(env).dir, "pi-sessions");
 }
 
 export class ChildSessions {
@@ -54,6 +55,10 @@ export class ChildSessions {
 
   private parentDir(): string {
     if (this.dir !== undefined) return this.dir;
+    // The fallback directory is in one anybody may write to: a symlink or a stranger's directory
+    // planted there would otherwise take the root below, made through it.
+    const runtime = runtimeDirectory();
+    if (runtime.fallback && dirname(this.root) === runtime.dir) preparePrivateDir(runtime.dir);
     mkdirSync(this.root, { recursive: true, mode: 0o700 });
     const stat = lstatSync(this.root);
     const uid = process.getuid?.();

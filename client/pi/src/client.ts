@@ -64,7 +64,7 @@ export type ClientEvent =
   | { type: "protocol-error"; description: string };
 
 export interface HandoffClientOptions {
-  /** Default: defaultSocketPath() ($HANDOFF_SOCKET or $XDG_RUNTIME_DIR/handoff/handoffd.sock). */
+  /** Default: defaultSocketPath() ($HANDOFF_SOCKET, $XDG_RUNTIME_DIR/handoff/handoffd.sock, else ${TMPDIR:-/tmp}/handoff-<uid>/handoffd.sock). */
   socketPath?: string;
   /** For the daemon's logs (default "handoff-ts"). */
   clientName?: string;

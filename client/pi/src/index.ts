@@ -18,7 +18,7 @@ export type {
   SubagentCompletion,
 } from "./pi-adapter.js";
 export * from "./protocol.js";
-export { defaultSocketPath } from "./socket-path.js";
+export { clientSocketLocation, daemonSocketLocation, defaultSocketPath, type SocketLocation, type SocketSource } from "./socket-path.js";
 export { methods } from "./methods.js";
 export type { Direction, MethodType, NotificationType, RequestType } from "./methods.js";
 export { WireError } from "./wire.js";

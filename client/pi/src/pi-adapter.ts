@@ -58,7 +58,7 @@ export type PiContext = Pick<ExtensionContext, "getContextUsage" | "isIdle" | "h
 export interface HandoffAdapterOptions {
   /** The parent's id at the daemon (default: Pi's session id, read at session_start). */
   parentId?: string;
-  /** Default: $HANDOFF_SOCKET or $XDG_RUNTIME_DIR/handoff/handoffd.sock. */
+  /** Default: defaultSocketPath() (socket-path.ts). */
   socketPath?: string;
   /** For the daemon's logs (default "pi-handoff"). */
   clientName?: string;

@@ -19,9 +19,10 @@ function scratch(): string {
 }
 const mode = (path: string): number => statSync(path).mode & 0o777;
 
-test("the root: $XDG_RUNTIME_DIR/handoff/pi-sessions, else under the temporary directory, per user", () => {
+test("the root: $XDG_RUNTIME_DIR/handoff/pi-sessions, else in the socket's private fallback, per user", () => {
   assert.equal(defaultSessionRoot({ XDG_RUNTIME_DIR: "/run/user/1000" }), "/run/user/1000/handoff/pi-sessions");
-  assert.equal(defaultSessionRoot({}), join(tmpdir(), `handoff-${process.getuid?.()}`, "pi-sessions"));
+  assert.equal(defaultSessionRoot({ TMPDIR: "/var/tmp" }), `/var/tmp/handoff-${process.geteuid?.()}/pi-sessions`);
+  assert.equal(defaultSessionRoot({}), `/tmp/handoff-${process.geteuid?.()}/pi-sessions`);
 });
 
 test("a child's session: an empty 0600 file in a 0700 directory in the parent's 0700 directory; removed with the child, and all with the parent", () => {
