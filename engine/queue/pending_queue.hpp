@@ -27,7 +27,8 @@
 //     once delivered, with the old seq), never stored twice; another text is a queue_conflict.
 //   - Thread-safe: any call from any thread. Calls that block on the disk are made from the
 //     daemon's worker pool; statistics() never blocks on the disk.
-// The parts inside (index, tombstones, writer, recovery) and the locking rule are queue_core.hpp's.
+// The parts inside (index, tombstones, journal, writer, compaction, recovery, stats), the rules
+// across them and the locking rule are queue_parts.hpp's.
 #pragma once
 
 #include <chrono>
@@ -78,7 +79,7 @@ struct queue_options {
   std::size_t zero_ahead_bytes = 2 * 1024 * 1024;
 };
 
-class queue_core;
+struct queue_parts;
 
 class pending_queue {
  public:
@@ -164,10 +165,11 @@ class pending_queue {
     std::size_t changes = 0;      // changes those groups carried
   };
   // A snapshot taken after the last change: never waits for a write in progress (so the I/O
-  // thread may call it), and may lag a change being made right now.
+  // thread may call it), and may lag a change being made right now. queue_stats' alone.
   stats statistics() const;
   // True while an unnamed file is open and ready for the next large text (the writer opens one
-  // after each group it writes, when nothing waits; a put that finds none opens its own).
+  // after each group it writes, when nothing waits; a put that finds none opens its own). The
+  // text store's alone (artifact_store::has_spare), kept by queue_writer.
   bool has_spare_text() const;
 
   // Forgets tombstones older than `age` (resends after that are treated as new). Reads done/.
@@ -175,14 +177,15 @@ class pending_queue {
   // The sha256 of every result whose tombstone in done/ says it left at or after
   // `since_unix_ms` (for the artifact store's garbage collection: its parent may still page the
   // artifact). Reads done/ as it is on disk, opened anew without following a symlink; a
-  // tombstone that cannot be decoded is skipped with a line in `problems`. Blocking.
+  // tombstone that cannot be decoded is skipped with a line in `problems`. Blocking. The
+  // tombstones' alone (queue_tombstones::delivered_texts), without the queue's lock.
   std::vector<std::string> delivered_texts(std::int64_t since_unix_ms, std::vector<std::string>& problems) const;
 
   const std::filesystem::path& dir() const noexcept;
   const queue_options& options() const noexcept;
 
  private:
-  std::unique_ptr<queue_core> core_;  // the parts (queue_core.hpp)
+  std::unique_ptr<queue_parts> parts_;  // the parts (queue_parts.hpp)
 };
 
 }  // namespace handoff

@@ -1,4 +1,4 @@
-// One change handed to the queue's writer (queue_core.hpp): what the caller asked, the journal
+// One change handed to the queue's writer (queue_writer.hpp): what the caller asked, the journal
 // entries that make it durable, and how it ended. Private to the queue's sources.
 #pragma once
 
@@ -50,7 +50,7 @@ struct queue_change {
   // the outcome, set by the writer
   std::exception_ptr error;
   std::vector<std::string> problems;
-  bool finished = false;  // under the queue's mutex; blocking callers wait on settled_
+  bool finished = false;  // under the queue's mutex; blocking callers wait for it (write_and_wait)
 
   std::size_t bytes() const {
     std::size_t n = text.size();

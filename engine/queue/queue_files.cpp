@@ -97,12 +97,6 @@ std::string completion_key(std::string_view parent_id, std::string_view child_id
   return h.final_hex();
 }
 
-std::string delivery_file_name(std::string_view delivery_id) {
-  return sha256_hex(delivery_id) + ".json";
-}
-
-std::string record_file_name(std::string_view key) { return std::string(key) + ".json"; }
-
 namespace {
 
 json record_json(const held_result& r) {
@@ -133,8 +127,6 @@ held_result record_fields(const json& j) {
 }
 
 }  // namespace
-
-std::string encode_record(const held_result& r) { return dump(record_json(r)); }
 
 std::string encode_put(const held_result& r, text_place where) {
   json j = record_json(r);

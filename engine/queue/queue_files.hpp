@@ -1,5 +1,7 @@
-// The queue's files on disk: their names and their JSON form (one object per file, with
-// "format": 1). Decoding is strict, because recovery drops whatever does not decode.
+// The queue's JSON encodings (docs/design.md §8), one object each with "format": 1: the meta part
+// of each journal entry (journal_entry.hpp), the tombstone files in done/, and, read only, the
+// records/ and deliveries/ files of a queue written before the journal (queue_legacy.cpp moves
+// them into it once). Decoding is strict, because recovery drops whatever does not decode.
 #pragma once
 
 #include <cstddef>
@@ -12,20 +14,16 @@
 
 namespace handoff {
 
-// Largest record, tombstone or delivery file written or read, bytes. Default 16 MiB: far above
-// a title, an error text and a rendered batch, small enough to read whole.
+// Largest queue file read (a tombstone in done/, an older queue's record or delivery), bytes.
+// Default 16 MiB: far above a title, an error text and a rendered batch, small enough to read
+// whole.
 inline constexpr std::size_t max_queue_file_bytes = 16 * 1024 * 1024;
 
-// Key of a completion: sha256(parent_id "\0" child_id) in hex. records/<key>.json and
-// done/<key> are named by it, so no client string ever names a file.
+// Key of a completion: sha256(parent_id "\0" child_id) in hex. done/<key> is named by it (as an
+// older queue's records/<key>.json were), so no client string ever names a file.
 std::string completion_key(std::string_view parent_id, std::string_view child_id);
-// deliveries/<sha256(delivery_id)>.json, for the same reason.
-std::string delivery_file_name(std::string_view delivery_id);
-// records/<key>.json
-std::string record_file_name(std::string_view key);
 
 // Encoders throw std::invalid_argument when a string is not valid UTF-8.
-std::string encode_record(const held_result& r);  // r.shape is not stored: the text is measured
 std::string encode_tombstone(const tombstone& t);
 std::string encode_delivery(const stored_delivery& d);
 
@@ -52,7 +50,8 @@ struct decoded_retire {
   tombstone t;
 };
 
-// Decoders return nullopt and say why in `why` when the bytes are not such a file.
+// Decoders return nullopt and say why in `why` when the bytes are not such a file or meta.
+// An older queue's records/<key>.json (r.shape is not stored: the text is measured).
 std::optional<held_result> decode_record(std::string_view bytes, std::string& why);
 std::optional<tombstone> decode_tombstone(std::string_view bytes, std::string& why);
 std::optional<stored_delivery> decode_delivery(std::string_view bytes, std::string& why);

@@ -1,7 +1,7 @@
 // The queue's memory of what it holds (pending_queue.hpp): held results by key and by seq, where
 // each one's entry and text are, the texts they use, the unacknowledged deliveries, and how many
 // entries each journal segment still has that the journal needs. No I/O and no lock of its own:
-// the queue's mutex guards it (queue_core.hpp). Private to the queue's sources.
+// the queue's mutex guards it (queue_parts.hpp). Private to the queue's sources.
 //
 // live(s) counts the entries of segment s the journal still needs: a held result's put, an
 // unacknowledged delivery, and a result released (or a delivery ended) whose retirement is not on

@@ -12,10 +12,10 @@
 
 #include "engine/fs/atomic_file.hpp"
 #include "engine/queue/journal_entry.hpp"
-#include "engine/queue/queue_core.hpp"
 #include "engine/fs/private_dir.hpp"
 #include "engine/queue/queue_disk.hpp"
 #include "engine/queue/queue_files.hpp"
+#include "engine/queue/queue_recovery.hpp"
 
 namespace handoff {
 
@@ -30,9 +30,9 @@ unique_fd open_legacy(int queue_fd, const std::filesystem::path& queue_dir, cons
 
 }  // namespace
 
-void queue_core::migrate_legacy(std::vector<std::string>& notes, std::uint64_t& max_seq) {
-  unique_fd records = open_legacy(dir_fd_.get(), dir_, "records");
-  unique_fd deliveries = open_legacy(dir_fd_.get(), dir_, "deliveries");
+void queue_recovery::migrate_legacy(std::vector<std::string>& notes, std::uint64_t& max_seq) {
+  unique_fd records = open_legacy(p_.queue_fd, p_.dir, "records");
+  unique_fd deliveries = open_legacy(p_.queue_fd, p_.dir, "deliveries");
   if (!records && !deliveries) return;
   std::vector<std::string> heads, names_done;
   std::vector<held_result> moved;
@@ -49,7 +49,7 @@ void queue_core::migrate_legacy(std::vector<std::string>& notes, std::uint64_t& 
     const std::string key = name.substr(0, 64);
     auto [it, fresh] = checked.try_emplace(r->sha256);
     if (fresh) it->second = check_text_file(r->sha256, notes);
-    if (!it->second || index_.holds(key) || index_.key_of(r->seq) != nullptr || tombstones_.has_file(key)) {
+    if (!it->second || p_.index.holds(key) || p_.index.key_of(r->seq) != nullptr || p_.tombstones.has_file(key)) {
       notes.push_back("dropped records/" + name + " (an older queue's record): its text is missing, or it was delivered");
       names_done.push_back("records/" + name);
       continue;
@@ -72,16 +72,16 @@ void queue_core::migrate_legacy(std::vector<std::string>& notes, std::uint64_t& 
   // and the second copy of each entry replaces the first.
   std::vector<iovec> pieces;
   for (const std::string& h : heads) pieces.push_back(journal_piece(h));
-  if (!pieces.empty()) journal_.append(pieces);
-  const std::uint64_t segment = journal_.active();
+  if (!pieces.empty()) p_.journal.append(pieces);
+  const std::uint64_t segment = p_.journal.active();
   for (held_result& r : moved) {
     max_seq = std::max(max_seq, r.seq);
     const std::string key = completion_key(r.info.parent_id, r.info.child_id);
-    index_.hold(key, queue_index::entry{std::move(r), queue_index::location{segment, 0, text_place::in_file}});
+    p_.index.hold(key, queue_index::entry{std::move(r), queue_index::location{segment, 0, text_place::in_file}});
   }
   for (stored_delivery& d : moved_deliveries) {
     for (const std::uint64_t seq : d.seqs) max_seq = std::max(max_seq, seq);
-    index_.add_delivery(std::move(d), segment);
+    p_.index.add_delivery(std::move(d), segment);
   }
   for (const std::string& path : names_done) {
     const bool is_record = path.starts_with("records/");
@@ -91,9 +91,9 @@ void queue_core::migrate_legacy(std::vector<std::string>& notes, std::uint64_t& 
     notes.push_back("moved " + std::to_string(moved.size()) + " results and " + std::to_string(moved_deliveries.size()) +
                     " deliveries from an older queue's records/ and deliveries/ into the journal");
   for (const char* area : {"records", "deliveries"})
-    if (::unlinkat(dir_fd_.get(), area, AT_REMOVEDIR) != 0 && errno != ENOENT)
+    if (::unlinkat(p_.queue_fd, area, AT_REMOVEDIR) != 0 && errno != ENOENT)
       notes.push_back(std::string("left ") + area + "/ in place: " + fs_error(errno, "removing it").what());
-  sync_quietly(dir_fd_.get());
+  sync_quietly(p_.queue_fd);
 }
 
 }  // namespace handoff

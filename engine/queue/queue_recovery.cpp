@@ -1,5 +1,8 @@
-// pending_queue::recover(): rebuilds the queue's memory by replaying the journal, cuts the tail
-// a crash tore, and removes what nothing uses any more. Every removal is reported in `problems`.
+// queue_recovery (its contract: queue_recovery.hpp): rebuilds the queue's memory by replaying
+// the journal, cuts the tail a crash tore, and removes what nothing uses any more. Every removal
+// is reported in `notes`.
+#include "engine/queue/queue_recovery.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -13,16 +16,14 @@
 #include <cerrno>
 
 #include "engine/fs/atomic_file.hpp"
-#include "engine/queue/journal_entry.hpp"
-#include "engine/queue/queue_core.hpp"
+#include "engine/fs/mapped_file.hpp"
 #include "engine/queue/queue_disk.hpp"
-#include "engine/queue/queue_files.hpp"
 #include "engine/fs/sha256.hpp"
 
 namespace handoff {
 
 // What the replay gathers beyond the index, judged once the whole journal is read.
-struct queue_core::replay_state {
+struct queue_recovery::replay_state {
   std::vector<std::string>& notes;
   std::uint64_t& max_seq;
   std::unordered_map<std::string, tombstone> retired;                // key -> as the journal says
@@ -30,44 +31,30 @@ struct queue_core::replay_state {
   std::unordered_map<std::uint64_t, std::string> textless;           // seq -> its put, text file missing
 };
 
-pending_queue::recovered queue_core::recover(std::vector<std::string>* problems) {
-  std::lock_guard lock(mutex_);
-  if (recovered_) throw std::logic_error("pending_queue::recover() called twice");
-  std::vector<std::string> notes;
+std::uint64_t queue_recovery::run(std::vector<std::string>& notes) {
   std::uint64_t max_seq = 0;
-  try {
-    names_after_temps(dir_fd_.get(), dir_.filename().string(), notes);  // the expiry time's temp file
-    tombstones_.count_files(notes);
-    replay(notes, max_seq);
-    journal_.start_appending();
-    migrate_legacy(notes, max_seq);
-    index_.prune_deliveries();  // deliveries go on with the results still held
-    settle_texts(notes);
-  } catch (const fs_error& e) {
-    throw queue_error(std::string("cannot recover the queue in ") + dir_.string() + ": " + e.what());
-  }
-  for (const std::string& name : journal_.strangers())
+  names_after_temps(p_.queue_fd, p_.dir.filename().string(), notes);  // the expiry time's temp file
+  p_.tombstones.count_files(notes);
+  replay(notes, max_seq);
+  p_.journal.start_appending();
+  migrate_legacy(notes, max_seq);
+  p_.index.prune_deliveries();  // deliveries go on with the results still held
+  settle_texts(notes);
+  for (const std::string& name : p_.journal.strangers())
     notes.push_back("left alone journal/" + name + ": not a file the queue writes");
-
-  next_seq_ = max_seq + 1;
-  recovered_ = true;
-  journal_bytes_ = journal_.total_bytes();
-  publish_stats();
-  pending_queue::recovered out{index_.results_by_seq(), index_.deliveries_in_order()};
-  if (problems != nullptr) problems->insert(problems->end(), notes.begin(), notes.end());
-  return out;
+  return max_seq;
 }
 
-void queue_core::replay(std::vector<std::string>& notes, std::uint64_t& max_seq) {
-  const std::vector<std::uint64_t> segments = journal_.segments();
+void queue_recovery::replay(std::vector<std::string>& notes, std::uint64_t& max_seq) {
+  const std::vector<std::uint64_t> segments = p_.journal.segments();
   replay_state state{notes, max_seq, {}, {}, {}};
   for (std::size_t i = 0; i < segments.size(); ++i) replay_segment(segments[i], i + 1 == segments.size(), state);
   for (const auto& [seq, shown] : state.textless) {
-    const queue_index::entry* held = index_.find(seq);
+    const queue_index::entry* held = p_.index.find(seq);
     if (held == nullptr) continue;  // retired later on: nothing is lost
     notes.push_back("dropped the completion " + shown + ": its text texts/" + held->held.sha256 +
                     ".txt is missing or does not match its hash");
-    index_.drop(seq);
+    p_.index.drop(seq);
   }
   settle_tombstones(state);
 }
@@ -77,10 +64,10 @@ void queue_core::replay(std::vector<std::string>& notes, std::uint64_t& max_seq)
 // journal::zero_ahead() wrote: the entries end there, nothing is cut. A put whose text does not
 // match its hash with only zeros after it is the tail of a group a crash interrupted (its
 // header reached the disk, its text did not): cut too. Elsewhere such a put is dropped alone.
-void queue_core::replay_segment(std::uint64_t segment, bool last, replay_state& state) {
+void queue_recovery::replay_segment(std::uint64_t segment, bool last, replay_state& state) {
   const std::string shown = "journal/" + segment_name(segment);
-  const std::size_t size = journal_.segment_size(segment);
-  const mapped_file whole(journal_.segment_fd(segment), 0, size);
+  const std::size_t size = p_.journal.segment_size(segment);
+  const mapped_file whole(p_.journal.segment_fd(segment), 0, size);
   const std::string_view bytes = whole.view();
   const auto zeros_from = [&](std::size_t from) {
     return std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(std::min(from, bytes.size())), bytes.end(),
@@ -91,14 +78,14 @@ void queue_core::replay_segment(std::uint64_t segment, bool last, replay_state& 
                           why +
                           (last ? " (the tail of a group a crash interrupted; none of it was acknowledged)"
                                 : " (a damaged segment: what follows is lost)"));
-    journal_.cut(segment, at);
+    p_.journal.cut(segment, at);
   };
   std::size_t at = 0;
   while (at < bytes.size()) {
     std::string why;
     const auto e = decode_entry(bytes, at, why);
     if (!e) {
-      if (zeros_from(at)) return journal_.end_at(segment, at);
+      if (zeros_from(at)) return p_.journal.end_at(segment, at);
       return cut(at, why);
     }
     const std::string where = shown + " at byte " + std::to_string(at);
@@ -110,7 +97,7 @@ void queue_core::replay_segment(std::uint64_t segment, bool last, replay_state& 
   }
 }
 
-bool queue_core::replay_entry(const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
+bool queue_recovery::replay_entry(const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
                                  const std::string& shown, replay_state& state) {
   std::string why;
   switch (e.kind) {
@@ -120,8 +107,8 @@ bool queue_core::replay_entry(const decoded_entry& e, std::string_view bytes, st
     case entry_kind::retire:
       if (auto r = decode_retire(e.meta, why)) {
         state.max_seq = std::max(state.max_seq, r->t.seq);
-        if (const queue_index::entry* held = index_.find(r->key); held != nullptr && held->held.seq == r->t.seq)
-          index_.drop(r->t.seq);
+        if (const queue_index::entry* held = p_.index.find(r->key); held != nullptr && held->held.seq == r->t.seq)
+          p_.index.drop(r->t.seq);
         state.retired[r->key] = r->t;
         return true;
       }
@@ -129,7 +116,7 @@ bool queue_core::replay_entry(const decoded_entry& e, std::string_view bytes, st
     case entry_kind::delivery:
       if (auto d = decode_delivery(e.meta, why)) {
         for (const std::uint64_t seq : d->seqs) state.max_seq = std::max(state.max_seq, seq);
-        index_.add_delivery(std::move(*d), segment);
+        p_.index.add_delivery(std::move(*d), segment);
         return true;
       }
       break;
@@ -141,7 +128,7 @@ bool queue_core::replay_entry(const decoded_entry& e, std::string_view bytes, st
       break;
     case entry_kind::acknowledged:
       if (auto id = decode_acknowledged(e.meta, why)) {
-        if (const auto sent_in = index_.end_delivery(*id)) index_.left(*sent_in);
+        if (const auto sent_in = p_.index.end_delivery(*id)) p_.index.left(*sent_in);
         return true;
       }
       break;
@@ -150,7 +137,7 @@ bool queue_core::replay_entry(const decoded_entry& e, std::string_view bytes, st
   return true;
 }
 
-bool queue_core::replay_put(decoded_put p, const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
+bool queue_recovery::replay_put(decoded_put p, const decoded_entry& e, std::string_view bytes, std::uint64_t segment,
                                const std::string& shown, replay_state& state) {
   held_result& r = p.held;
   const std::string key = completion_key(r.info.parent_id, r.info.child_id);
@@ -159,7 +146,7 @@ bool queue_core::replay_put(decoded_put p, const decoded_entry& e, std::string_v
     return true;
   };
   state.max_seq = std::max(state.max_seq, r.seq);
-  if (const std::string* taken = index_.key_of(r.seq); taken != nullptr && *taken != key)
+  if (const std::string* taken = p_.index.key_of(r.seq); taken != nullptr && *taken != key)
     return drop("its seq " + std::to_string(r.seq) + " is taken by another completion");
   const queue_index::location where{segment, e.text_offset, p.where};
   if (p.where == text_place::in_journal) {
@@ -177,16 +164,16 @@ bool queue_core::replay_put(decoded_put p, const decoded_entry& e, std::string_v
       state.textless[r.seq] = shown;
     }
   }
-  index_.hold(key, queue_index::entry{std::move(r), where});  // a copy moved forward replaces the older one
+  p_.index.hold(key, queue_index::entry{std::move(r), where});  // a copy moved forward replaces the older one
   return true;
 }
 
-std::optional<text_shape> queue_core::check_text_file(const std::string& sha, std::vector<std::string>& notes) {
-  const std::optional<mapped_file> text = texts_.open(sha);
+std::optional<text_shape> queue_recovery::check_text_file(const std::string& sha, std::vector<std::string>& notes) {
+  const std::optional<mapped_file> text = p_.texts.open(sha);
   if (!text) return std::nullopt;
   if (sha256_hex(text->view()) != sha) {
     const std::string name = sha + ".txt";
-    std::string err = remove_name(texts_fd_.get(), name, "texts/" + name);
+    std::string err = remove_name(p_.texts_fd, name, "texts/" + name);
     notes.push_back(err.empty() ? "dropped texts/" + name + ": its content does not match its name" : std::move(err));
     return std::nullopt;
   }
@@ -196,35 +183,35 @@ std::optional<text_shape> queue_core::check_text_file(const std::string& sha, st
 // The journal says what left; done/ is the index resends are checked against. A tombstone
 // file for a result the journal still holds wins (it was delivered; the retire entry went with
 // a removed segment); one the journal has and done/ lacks is written again.
-void queue_core::settle_tombstones(replay_state& state) {
-  for (const std::string& key : index_.keys()) {
-    if (!tombstones_.has_file(key)) continue;
-    const std::uint64_t seq = index_.find(key)->held.seq;
+void queue_recovery::settle_tombstones(replay_state& state) {
+  for (const std::string& key : p_.index.keys()) {
+    if (!p_.tombstones.has_file(key)) continue;
+    const std::uint64_t seq = p_.index.find(key)->held.seq;
     state.notes.push_back("dropped result " + std::to_string(seq) + ": it was already delivered (its tombstone is in done/)");
-    index_.drop(seq);
+    p_.index.drop(seq);
   }
-  const std::int64_t expired_before_ms = tombstones_.load_expiry();
+  const std::int64_t expired_before_ms = p_.tombstones.load_expiry();
   std::vector<queue_tombstones::keyed> missing;
   for (const auto& [key, t] : state.retired) {
-    if (index_.holds(key) || t.done_unix_ms <= expired_before_ms) continue;
-    if (tombstones_.lacks_file(key)) missing.emplace_back(key, t);
+    if (p_.index.holds(key) || t.done_unix_ms <= expired_before_ms) continue;
+    if (p_.tombstones.lacks_file(key)) missing.emplace_back(key, t);
   }
-  tombstones_.refile_from_journal(missing, state.notes);
+  p_.tombstones.refile_from_journal(missing, state.notes);
 }
 
 // Texts no held result keeps in a file: left by a crash between a text and its entry, or by
 // drops above.
-void queue_core::settle_texts(std::vector<std::string>& notes) {
-  const std::vector<std::string> in_files = index_.file_texts();
+void queue_recovery::settle_texts(std::vector<std::string>& notes) {
+  const std::vector<std::string> in_files = p_.index.file_texts();
   const std::unordered_set<std::string> used(in_files.begin(), in_files.end());
-  for (const std::string& name : names_after_temps(texts_fd_.get(), "texts", notes)) {
+  for (const std::string& name : names_after_temps(p_.texts_fd, "texts", notes)) {
     const auto sha = hash_stem(name, ".txt");
     if (!sha) {
       notes.push_back("left alone texts/" + name + ": not a file the queue writes");
       continue;
     }
     if (used.contains(*sha)) continue;
-    std::string err = remove_name(texts_fd_.get(), name, "texts/" + name);
+    std::string err = remove_name(p_.texts_fd, name, "texts/" + name);
     notes.push_back(err.empty() ? "dropped texts/" + name + ": no record uses it" : std::move(err));
   }
 }

@@ -11,7 +11,7 @@
 //              any segment goes, since the journal is then its only record
 //   a file     done/<key>, counted
 //
-// No lock of its own. The memory calls are made with the queue's mutex held (queue_core.hpp);
+// No lock of its own. The memory calls are made with the queue's mutex held (queue_parts.hpp);
 // find() also reads done/<key> there (a resend is judged under the same lock as the put it
 // races). The file calls are made without it: only the writer (or recovery, before the writer
 // takes changes) writes done/; expiry only removes files too old for the writer to be writing.
