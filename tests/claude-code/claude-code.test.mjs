@@ -283,6 +283,35 @@ test('no daemon running: the hook starts handoffd itself, detached (claude -p en
   });
 });
 
+test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET (root in a container, a CI runner): the hook starts handoffd on the private fallback, ${TMPDIR}/handoff-UID/handoffd.sock, and the 171 KB answer is bounded', async () => {
+  await withWorld(async (world) => {
+    world.artifactDir = path.join(world.dir, 'cache', 'handoff', 'results');
+    world.setup();
+    const tmp = path.join(world.dir, 'tmp');
+    fs.mkdirSync(tmp, { mode: 0o1777 });
+    const socket = path.join(tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+    const answer = longAnswer(3001, 57);
+    const { respond, seen } = parentScript({ agents: ['CHILD-FALLBACK audit'], answers: { 'CHILD-FALLBACK': answer } });
+    const env = {
+      HANDOFF_SOCKET: null, XDG_RUNTIME_DIR: null, TMPDIR: tmp, HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: handoffdPath,
+      XDG_STATE_HOME: path.join(world.dir, 'state'), XDG_CACHE_HOME: path.join(world.dir, 'cache'),
+    };
+    try {
+      await runClaude(world, respond, { env });
+      const result = seen.agentResults[0].text;
+      assert.ok(bytes(result) <= 16 * KiB, `${bytes(result)} bytes`);
+      assert.match(result, /finding 0001/);
+      assert.match(result, /VERDICT: ship it/);
+      assert.match(result, /\[Truncated: 171,016 bytes/);
+      assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
+      assert.ok(daemonServing(socket) > 0, `a handoffd serves ${socket}`);
+    } finally {
+      const pid = daemonServing(socket);
+      if (pid) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
+
 test('setup: a malformed settings file is refused and left untouched; --remove takes out exactly handoff\'s entries', async () => {
   await withWorld(async (world) => {
     const settings = `${world.home}/.claude/settings.json`;

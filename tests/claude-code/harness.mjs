@@ -29,15 +29,18 @@ export class World extends BaseWorld {
     return r.stdout;
   }
 
-  // Runs `claude -p` against the model; resolves to { code, stdout, stderr, result, ms }.
+  // Runs `claude -p` against the model; resolves to { code, stdout, stderr, result, ms }. A
+  // variable `env` sets to null is left out of Claude Code's environment.
   async claude(modelUrl, { prompt = 'Go.', allowedTools = 'Agent,Bash', env = {}, timeoutMs = 240_000 } = {}) {
+    const vars = {
+      ...process.env, HOME: this.home, ANTHROPIC_BASE_URL: modelUrl, ANTHROPIC_API_KEY: 'test-key',
+      DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
+      HANDOFF_SOCKET: this.socket, ...env,
+    };
+    for (const [k, v] of Object.entries(vars)) if (v === null) delete vars[k];
     const run = await runProcess(claudePath, ['-p', prompt, '--output-format', 'json', '--allowedTools', allowedTools], {
       cwd: this.work,
-      env: {
-        ...process.env, HOME: this.home, ANTHROPIC_BASE_URL: modelUrl, ANTHROPIC_API_KEY: 'test-key',
-        DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
-        HANDOFF_SOCKET: this.socket, ...env,
-      },
+      env: vars,
       timeoutMs,
     });
     let result;
