@@ -33,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/harness/core/daemon_link.hpp"
 #include "cli_process.hpp"
 #include "engine/fs/sha256.hpp"
 #include "support/daemon_process.hpp"
@@ -158,15 +159,7 @@ json prompt_submit(const std::string& session, const std::string& prompt) {
   return {{"session_id", session}, {"transcript_path", ""}, {"hook_event_name", "UserPromptSubmit"}, {"prompt", prompt}};
 }
 
-std::string grouped(std::size_t n) {
-  const std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
+using handoff::cli::hook_core::grouped;  // 171016 -> "171,016", as the hooks write sizes
 
 json parsed(const std::string& out) {
   INFO("stdout: ", out);
