@@ -95,12 +95,15 @@ export class World extends BaseWorld {
   }
 
   // The environment Codex runs in.
+  // (A variable `extra` sets to null is left out.)
   env(extra = {}) {
-    return {
+    const vars = {
       PATH: process.env.PATH, LANG: process.env.LANG ?? 'C.UTF-8', TERM: 'dumb',
       HOME: this.home, CODEX_HOME: this.codexHome, TMPDIR: this.tmp, SCRIPTED_API_KEY: 'test-key',
       HANDOFF_SOCKET: this.socket, ...extra,
     };
+    for (const [k, v] of Object.entries(vars)) if (v === null) delete vars[k];
+    return vars;
   }
 
   // Every rollout file under CODEX_HOME/sessions.

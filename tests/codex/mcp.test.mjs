@@ -389,3 +389,46 @@ test('a catalog model in code mode: four 40 KB children in one wait share one bu
     await world.close();
   }
 });
+
+// The handoffd serving `socket` (by its command line), or undefined.
+function daemonServing(socket) {
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const args = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (stat[stat.lastIndexOf(')') + 2] !== 'Z' && (args.includes(`--socket=${socket}`) || args.some((a, i) => a === '--socket' && args[i + 1] === socket))) return Number(name);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: handoff mcp starts handoffd on the private fallback, $TMPDIR/handoff-UID/handoffd.sock, and the 171 KB answer arrives bounded', async () => {
+  const answer = longAnswer(3001, 57);
+  const { respond, seen } = script([
+    () => ({ calls: [spawn('CHILD-FALLBACK audit the parser')] }),
+    () => ({ calls: [wait()] }),
+  ], { 'CHILD-FALLBACK': answer });
+  const { world, model } = await codexWorld(respond);
+  const socket = path.join(world.tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+  try {
+    // No daemon started by the test: the server's client starts one where the rule says.
+    const run = await world.exec('delegate the audit', {
+      model, env: { HANDOFF_SOCKET: null, HANDOFF_AUTOSTART: '1', XDG_STATE_HOME: path.join(world.dir, 'state'), XDG_CACHE_HOME: path.join(world.dir, 'cache') },
+    });
+    assert.equal(run.code, 0, run.stderr);
+    const [bounded] = seen.outputs[1];
+    assert.match(bounded, /finding 0001 /);
+    assert.match(bounded, /VERDICT: ship it/);
+    assert.match(bounded, /\[Truncated: 171,016 bytes/);
+    assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
+    assert.ok(daemonServing(socket) > 0, `a handoffd serves ${socket}`);
+  } finally {
+    const pid = daemonServing(socket);
+    if (pid) process.kill(pid, 'SIGKILL');
+    await model.close();
+    await world.close();
+  }
+});
