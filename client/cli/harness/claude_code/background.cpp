@@ -109,17 +109,15 @@ gate_answer already_delivered(const agent_notice& notice) {
 }
 
 // The notice (a long one: needs_gate) goes to the model as Claude Code made it, with one line
-// saying so.
-// The user sees the systemMessage under Claude Code's `Agent "X" finished` ("UserPromptSubmit
-// says: ..."): one line, at most max_summary_bytes.
+// saying so; and the user sees why under Claude Code's `Agent "X" finished` ("UserPromptSubmit
+// says: ...", the systemMessage): one line, at most max_summary_bytes.
 gate_answer pass(const std::string& why) {
-  return {false, dump(json{{"systemMessage", screen_line("handoff: this agent's report was not bounded (" +
-                                                             why.substr(0, why.find('\n')) + ")",
-                                                         max_summary_bytes)},
+  const std::string said = "handoff: this agent's report was not bounded (";
+  return {false, dump(json{{"systemMessage", screen_line(said + why.substr(0, why.find('\n')) + ")", max_summary_bytes)},
                            {"hookSpecificOutput",
                             {{"hookEventName", "UserPromptSubmit"},
-                             {"additionalContext", "[handoff: this agent's report was not bounded (" + why +
-                                                       "); Claude Code's own copy of it is all there is]"}}}})};
+                             {"additionalContext",
+                              "[" + said + why + "); Claude Code's own copy of it is all there is]"}}}})};
 }
 
 // Without capture's record of it (an older install captured it): `report` is the one `notice`

@@ -17,8 +17,8 @@
 //   PostToolUse, Agent, status "async_launched" (a background agent), and PostToolUseFailure of
 //     Agent: the child is cancelled in handoffd, so a sibling's wait does not wait for it.
 //   PreToolUse, Agent, headless only (hook_settings::attended false): an Agent call asking for
-//     the background runs in the foreground (updatedInput run_in_background: false), where its
-//     answer is bounded as above.
+//     the background, or not saying (Claude Code then runs it in the background), runs in the
+//     foreground (updatedInput run_in_background: false), where its answer is bounded as above.
 //   SubagentStop, PreToolUse of SubagentHandback, UserPromptSubmit: a background agent's report
 //     (background.hpp).
 #pragma once

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "utf8.hpp"
+
 namespace handoff::cli::claude_code {
 namespace {
 
@@ -94,13 +96,8 @@ agent_notice hand_back(std::string_view prompt) {
 }  // namespace
 
 std::string screen_line(std::string_view text, std::size_t max_bytes) {
-  std::string out;
-  for (const char c : text.substr(0, max_bytes + 1)) out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
-  if (out.size() > max_bytes) {
-    std::size_t end = max_bytes;
-    while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;  // a continuation byte
-    out.resize(end);
-  }
+  std::string out(text.substr(0, utf8_floor(text, max_bytes)));
+  std::replace_if(out.begin(), out.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }, ' ');
   return out;
 }
 
