@@ -307,6 +307,12 @@ class toml_statement_scanner {
   }
 };
 
+// "\r\n" when the text's lines end so (its first line decides), else "\n".
+std::string toml_newline(const std::string& text) {
+  const std::size_t first = text.find('\n');
+  return first != std::string::npos && first > 0 && text[first - 1] == '\r' ? "\r\n" : "\n";
+}
+
 }  // namespace
 
 toml_config::toml_config(std::string text, std::string where, toml_key key)
@@ -317,8 +323,7 @@ toml_config::toml_config(std::string text, std::string where, toml_key key)
     throw std::runtime_error(where_ + ":" + std::to_string(e.source().begin.line) + ": not valid TOML (" +
                              std::string(e.description()) + "); fix it first (nothing was changed)");
   }
-  const std::size_t first_newline = text_.find('\n');
-  newline_ = first_newline != std::string::npos && first_newline > 0 && text_[first_newline - 1] == '\r' ? "\r\n" : "\n";
+  newline_ = toml_newline(text_);
 
   const std::string name = toml_key_text(key_);
   const auto refuse = [&](std::size_t line, const std::string& how) {
@@ -385,11 +390,6 @@ std::string_view toml_line(std::string_view text, std::size_t begin, std::size_t
 
 bool toml_marked(std::string_view text, const toml_statement& st) {
   return toml_line(text, st.begin, st.end).ends_with(std::string("  ") + std::string(toml_mark));
-}
-
-std::string toml_newline(const std::string& text) {
-  const std::size_t first = text.find('\n');
-  return first != std::string::npos && first > 0 && text[first - 1] == '\r' ? "\r\n" : "\n";
 }
 
 }  // namespace
