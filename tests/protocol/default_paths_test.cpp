@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "protocol/default_paths.hpp"
+#include "support/scoped_env.hpp"
 
 namespace fs = std::filesystem;
 using handoff::rpc::default_artifact_dir;
@@ -15,27 +16,7 @@ using handoff::rpc::legacy_artifact_dir;
 
 namespace {
 
-// Sets (or with nullopt unsets) variables for one scope, and puts back what was there.
-class paths_env {
- public:
-  void set(const char* name, std::optional<std::string> value) {
-    const char* was = std::getenv(name);
-    saved_.push_back({name, was != nullptr ? std::optional<std::string>(was) : std::nullopt});
-    apply(name, value);
-  }
-  ~paths_env() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) apply(it->first, it->second);
-  }
-
- private:
-  static void apply(const char* name, const std::optional<std::string>& value) {
-    if (value)
-      ::setenv(name, value->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
-};
+using paths_env = handoff::test::scoped_env;
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "protocol/socket_location.hpp"
+#include "support/scoped_env.hpp"
 
 namespace fs = std::filesystem;
 using handoff::rpc::client_socket_location;
@@ -25,27 +26,7 @@ using handoff::rpc::socket_source;
 
 namespace {
 
-// Sets (or with nullopt unsets) variables for one scope, and puts back what was there.
-class socket_env {
- public:
-  void set(const char* name, std::optional<std::string> value) {
-    const char* was = std::getenv(name);
-    saved_.push_back({name, was != nullptr ? std::optional<std::string>(was) : std::nullopt});
-    apply(name, value);
-  }
-  ~socket_env() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) apply(it->first, it->second);
-  }
-
- private:
-  static void apply(const char* name, const std::optional<std::string>& value) {
-    if (value)
-      ::setenv(name, value->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
-};
+using socket_env = handoff::test::scoped_env;
 
 // A private scratch directory, removed with its contents.
 struct scratch {
