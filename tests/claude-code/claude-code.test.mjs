@@ -8,24 +8,11 @@ import { test } from 'node:test';
 
 import { World, handoffdPath, longAnswer, footerCalls, planCalls, readLines, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
 import { startModel, firstUserText, toolResults } from './scripted-anthropic.mjs';
+import { daemonsServing } from '../support/world.mjs';
 
 const KiB = 1024;
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
 
-// The live handoffd serving `socket` (found by its command line), or undefined.
-function daemonServing(socket) {
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const args = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat[stat.lastIndexOf(')') + 2] !== 'Z' && args.includes(`--socket=${socket}`)) return Number(name);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return undefined;
-}
 
 // A parent that calls Agent with `agents` (prompts), records each tool result, then makes the
 // footer's calls of the first cut result (when `follow`), then ends. Children answer by prompt.
@@ -275,10 +262,9 @@ test('no daemon running: the hook starts handoffd itself, detached (claude -p en
       assert.ok(run.ms < 60_000, `claude -p took ${run.ms} ms`);
       const log = fs.readFileSync(path.join(world.dir, 'state', 'handoff', 'handoffd.log'), 'utf8');
       assert.match(log, new RegExp(`listening on ${world.socket}`));
-      assert.ok(daemonServing(world.socket) > 0, 'the started daemon still serves after claude -p ended');
+      assert.ok(daemonsServing(world.socket).length > 0, 'the started daemon still serves after claude -p ended');
     } finally {
-      const pid = daemonServing(world.socket);
-      if (pid) process.kill(pid, 'SIGKILL');
+      for (const pid of daemonsServing(world.socket)) process.kill(pid, 'SIGKILL');
     }
   });
 });
@@ -304,10 +290,9 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET (root in a contain
       assert.match(result, /VERDICT: ship it/);
       assert.match(result, /\[Truncated: 171,016 bytes/);
       assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
-      assert.ok(daemonServing(socket) > 0, `a handoffd serves ${socket}`);
+      assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
     } finally {
-      const pid = daemonServing(socket);
-      if (pid) process.kill(pid, 'SIGKILL');
+      for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
     }
   });
 });

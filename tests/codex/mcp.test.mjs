@@ -10,7 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, cliPath, longAnswer } from './harness.mjs';
-import { waitFor } from '../support/world.mjs';
+import { daemonsServing, waitFor } from '../support/world.mjs';
 import { callOutputs, hasPrompt, mcpCall, startModel } from './scripted-responses.mjs';
 
 const KiB = 1024;
@@ -390,20 +390,6 @@ test('a catalog model in code mode: four 40 KB children in one wait share one bu
   }
 });
 
-// The handoffd serving `socket` (by its command line), or undefined.
-function daemonServing(socket) {
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const args = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat[stat.lastIndexOf(')') + 2] !== 'Z' && (args.includes(`--socket=${socket}`) || args.some((a, i) => a === '--socket' && args[i + 1] === socket))) return Number(name);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return undefined;
-}
 
 test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: handoff mcp starts handoffd on the private fallback, $TMPDIR/handoff-UID/handoffd.sock, and the 171 KB answer arrives bounded', async () => {
   const answer = longAnswer(3001, 57);
@@ -424,10 +410,9 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: handoff mcp start
     assert.match(bounded, /VERDICT: ship it/);
     assert.match(bounded, /\[Truncated: 171,016 bytes/);
     assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
-    assert.ok(daemonServing(socket) > 0, `a handoffd serves ${socket}`);
+    assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
   } finally {
-    const pid = daemonServing(socket);
-    if (pid) process.kill(pid, 'SIGKILL');
+    for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
     await model.close();
     await world.close();
   }

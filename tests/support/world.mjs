@@ -75,6 +75,24 @@ export async function runProcess(file, argv, { cwd, env, timeoutMs = 240_000 } =
   return { code, signal, stdout, stderr, ms: Date.now() - started };
 }
 
+// The live handoffd processes serving `socket` (`--socket=PATH` or `--socket PATH` on their
+// command line): their pids, from /proc.
+export function daemonsServing(socket) {
+  const out = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let argv;
+    let stat;
+    try {
+      argv = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch { continue; }  // gone meanwhile
+    if (!path.basename(argv[0] ?? '').startsWith('handoffd') || stat[stat.lastIndexOf(')') + 2] === 'Z') continue;
+    if (argv.includes(`--socket=${socket}`) || argv.some((a, i) => a === '--socket' && argv[i + 1] === socket)) out.push(Number(name));
+  }
+  return out;
+}
+
 // A temporary world under os.tmpdir(): `dir` (prefix `prefix`), the directories named in `dirs`
 // (name -> path under `dir`, made and set as this[name]), and handoffd's socket (in `run`, 0700),
 // store (`artifactDir`), queue (`queueDir`) and log (`logPath`). HANDOFF_KEEP=1 keeps the
@@ -147,15 +165,7 @@ export class World {
   // handoffd processes serving this world's socket that the world did not start (a client's
   // autostart, --background): their pids, from /proc.
   strayDaemons() {
-    const out = [];
-    for (const name of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      let argv;
-      try { argv = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0'); } catch { continue; }
-      if (!path.basename(argv[0] ?? '').startsWith('handoffd')) continue;
-      if (argv.includes(`--socket=${this.socket}`) || argv.some((a, i) => a === '--socket' && argv[i + 1] === this.socket)) out.push(Number(name));
-    }
-    return out;
+    return daemonsServing(this.socket);
   }
 
   async close() {
