@@ -417,3 +417,82 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: handoff mcp start
     await world.close();
   }
 });
+
+test('handoffd unavailable (none runs, none may start): subagent_wait still gives the 171 KB answer\'s head and verdict within Codex\'s cut, one line names the private copy, and the footer\'s commands give back the omitted lines', async () => {
+  const answer = longAnswer(3001, 57);
+  const { respond, seen } = script([
+    () => ({ calls: [spawn('CHILD-DOWN audit the parser')] }),
+    () => ({ calls: [wait()] }),
+    ([bounded]) => ({ calls: footerCommands(bounded).map(shell) }),
+    (outputs) => ({ calls: outputs.flatMap((o) => footerCommands(shellOutput(o))).map(shell) }),
+    () => ({ calls: [wait()] }),
+  ], { 'CHILD-DOWN': answer });
+  const { world, model } = await codexWorld(respond);
+  try {
+    const run = await world.exec('delegate the audit', { model, env: { HANDOFF_AUTOSTART: '0' } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(seen.outputs[0][0], /Started subagent cx-[0-9a-f]{6}/);
+    const [bounded] = seen.outputs[1];
+    console.log(`handoffd unavailable: the wait gave ${bytes(bounded)} bytes of a ${bytes(answer)}-byte answer`);
+    assert.ok(bytes(bounded) <= CODEX_MCP_WHOLE + 100, `the wait's output is ${bytes(bounded)} bytes`);
+    assert.doesNotMatch(bounded, /tokens truncated/, 'Codex did not cut it again');
+    assert.match(bounded, /Subagent cx-[0-9a-f]{6} "CHILD-DOWN audit the parser" finished\./);
+    assert.match(bounded, /finding 0001 /);
+    assert.match(bounded, /VERDICT: ship it/);
+    const note = /\[handoff: handoff's daemon was not reached \(.+\); the head and tail above were cut by the hook itself, the full text \(171,016 bytes\) is in (\/\S+)\]/.exec(bounded);
+    assert.ok(note, bounded.slice(-1500));
+    const copy = note[1];
+    assert.equal(fs.readFileSync(copy, 'utf8'), answer, 'the private copy is the exact answer');
+    assert.equal(fs.statSync(copy).mode & 0o777, 0o600);
+    assert.equal(fs.statSync(path.dirname(copy)).mode & 0o777, 0o700);
+    assert.ok(copy.startsWith(world.home), `${copy} is under the user's cache`);
+    assert.equal(world.artifacts().length, 0, 'nothing in handoffd\'s store');
+    // The footer's pages through Codex's own shell give back exactly the omitted lines.
+    const commands = footerCommands(bounded);
+    assert.ok(commands.length >= 1, bounded.slice(-1500));
+    const listed = seen.outputs[2].map(shellOutput);
+    const planned = commands.length === 1 && /--plan/.test(commands[0]);
+    const pages = (planned ? seen.outputs[3] : seen.outputs[2]).map(shellOutput);
+    for (const page of pages) assert.doesNotMatch(page, /chars truncated|Warning: truncated output/);
+    const omitted = bounded.match(/omitted lines (\d+)-(\d+)/).slice(1);
+    const expected = answer.split('\n').slice(Number(omitted[0]) - 1, Number(omitted[1])).join('\n');
+    assert.equal(pages.map((p) => p.replace(/\n$/, '')).join('\n'), expected);
+    if (!planned) assert.equal(listed.length, pages.length);
+    // Given once: the next wait has nothing more to give.
+    const again = seen.outputs.at(-1).at(-1);
+    assert.match(again, /No subagent of this thread has a result you have not received/);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('handoffd unavailable: four children finishing together share Codex\'s cut in one wait answer, each head and verdict, each full text in its private copy', async () => {
+  const answers = {};
+  for (const t of ['A', 'B', 'C', 'D']) answers[`CHILD-${t}-`] = longAnswer(700, 58, `${t} `);
+  const { respond, seen } = script([
+    () => ({ calls: ['A', 'B', 'C', 'D'].map((t) => spawn(`CHILD-${t}- part ${t}`)) }),
+    () => ({ calls: [wait()] }),
+  ], answers);
+  const { world, model } = await codexWorld(respond);
+  try {
+    const run = await world.exec('delegate four parts', { model, env: { HANDOFF_AUTOSTART: '0' } });
+    assert.equal(run.code, 0, run.stderr);
+    const [batch] = seen.outputs[1];
+    console.log(`handoffd unavailable, four children: one wait answer of ${bytes(batch)} bytes`);
+    assert.ok(bytes(batch) <= CODEX_MCP_WHOLE + 100, `the wait's output is ${bytes(batch)} bytes`);
+    assert.doesNotMatch(batch, /tokens truncated|no room|Still running/);
+    const copies = [...batch.matchAll(/the full text \([\d,]+ bytes\) is in (\/\S+)\]/g)].map((m) => m[1]);
+    assert.equal(copies.length, 4, batch);
+    for (const t of ['A', 'B', 'C', 'D']) {
+      assert.match(batch, new RegExp(`${t} VERDICT: ship it`), `child ${t}'s verdict`);
+      assert.match(batch, new RegExp(`${t} finding 0001`), `child ${t}'s head`);
+      const copy = copies.find((c) => fs.readFileSync(c, 'utf8') === answers[`CHILD-${t}-`]);
+      assert.ok(copy, `child ${t}'s exact text is in one of the copies`);
+    }
+    assert.equal(world.artifacts().length, 0);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});

@@ -1,5 +1,6 @@
 #include "cli/harness/core/local_bound.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "cli/harness/core/daemon_link.hpp"
@@ -49,10 +50,11 @@ std::string passes_whole_line(std::string_view why) {
 }
 
 std::string local_head_tail(std::string_view full, const reader_profile& reader, const fs::path& full_path,
-                            std::string_view why) {
+                            std::string_view why, std::size_t most_bytes) {
   const std::string line = "[handoff: " + one_line(why, max_line_reason_bytes) + "; the head and tail above were cut by the hook itself, the full text (" +
                            grouped(full.size()) + " bytes) is in " + full_path.string() + "]";
-  const surface_caps caps = framed_caps(surface_caps::wait(), reader);
+  surface_caps caps = framed_caps(surface_caps::wait(), reader);
+  caps.per_result_bytes = std::min(caps.per_result_bytes, most_bytes);
   const std::size_t line_room = line.size() + 2;  // "\n\n" + the line
   if (caps.per_result_bytes <= line_room || caps.max_lines <= 2)
     throw std::invalid_argument("no room for the head and tail beside the note");

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -38,10 +39,12 @@ std::string one_line(std::string_view why, std::size_t most = 160);
 // must hold exactly `full`) with `reader`'s calls, then "\n\n" and the one line:
 // "[handoff: WHY; the head and tail above were cut by the hook itself, the full text (N bytes)
 // is in PATH]"; the whole within the reader's wait caps (framed_caps(surface_caps::wait(),
-// reader)). `why`: why_not_bounded(). Throws std::invalid_argument when the caps cannot hold the
-// marker, footer and line (a path of several KiB).
+// reader)), and within `most_bytes` when that is less (a share of a batch). `why`:
+// why_not_bounded(). Throws std::invalid_argument when the caps cannot hold the marker, footer
+// and line (a path of several KiB, a share of a few hundred bytes).
 std::string local_head_tail(std::string_view full, const reader_profile& reader,
-                            const std::filesystem::path& full_path, std::string_view why);
+                            const std::filesystem::path& full_path, std::string_view why,
+                            std::size_t most_bytes = SIZE_MAX);
 
 // The one line alone, for a result that passes whole (it fits, or no copy could be written):
 // "[handoff: WHY; the result passes whole]".
