@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, longAnswer, footerCalls, planCalls, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
+import { World, handoffdPath, longAnswer, footerCalls, planCalls, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
+import { daemonsServing } from '../support/world.mjs';
 import { startModel, firstUserText, newestTurn, contentText, toolResults } from './scripted-anthropic.mjs';
 import { Tui } from './tui.mjs';
 
@@ -270,6 +271,35 @@ test('a report just over the cap (18.8 KB) is bounded too, and the user\'s scree
     assert.ok(bytes(seen.bounded[0]) <= 16 * KiB);
     assert.match(screen, /UserPromptSubmit operation blocked by hook:\s*Agent "audit 1" finished · handoff bounded its report: 18,769 -> [\d,]+ bytes \(full text kept\)/);
     assertTidyScreen(screen, ['audit 1']);
+  });
+});
+
+test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: the hooks start handoffd on the private fallback, ${TMPDIR}/handoff-UID/handoffd.sock, the 171 KB report is bounded and the screen says so', async () => {
+  await withWorld(async (world) => {
+    world.artifactDir = path.join(world.dir, 'cache', 'handoff', 'results');
+    world.setup();
+    const tmp = path.join(world.dir, 'tmp');
+    fs.mkdirSync(tmp, { mode: 0o1777 });
+    const socket = path.join(tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+    const answer = longAnswer(3001, 57);
+    const { respond, seen } = script({ agents: ['CHILD-FALLBACK audit'], answers: { 'CHILD-FALLBACK': answer } });
+    const env = {
+      HANDOFF_SOCKET: null, XDG_RUNTIME_DIR: null, TMPDIR: tmp, HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: handoffdPath,
+      XDG_STATE_HOME: path.join(world.dir, 'state'), XDG_CACHE_HOME: path.join(world.dir, 'cache'),
+    };
+    try {
+      const { screen } = await session(world, respond, seen, { env, done: (s) => s.bounded.length > 0 });
+      assert.match(seen.bounded[0], /finding 0001/);
+      assert.match(seen.bounded[0], /VERDICT: ship it/);
+      assert.match(seen.bounded[0], /\[Truncated: 171,016 bytes/);
+      assert.ok(bytes(seen.bounded[0]) <= 16 * KiB);
+      assert.match(screen, /handoff bounded its report: 171,016 -> [\d,]+ bytes \(full text kept\)/);
+      assertTidyScreen(screen, ['audit 1']);
+      assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
+      assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
+    } finally {
+      for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
+    }
   });
 });
 
