@@ -237,11 +237,12 @@ test('a child whose model fails, and one that hangs past the turn timeout: each 
   const { world, model } = await codexWorld(respond);
   try {
     await world.startDaemon();
-    const run = await world.exec('delegate', { model, env: { HANDOFF_CODEX_TURN_TIMEOUT_S: '3' } });
+    // 15 s: long enough for the failing child's own codex exec to end on a loaded machine first.
+    const run = await world.exec('delegate', { model, env: { HANDOFF_CODEX_TURN_TIMEOUT_S: '15' } });
     assert.equal(run.code, 0, run.stderr);
     const [batch] = seen.outputs[1];
     assert.match(batch, /Subagent cx-[0-9a-f]{6} "CHILD-FAIL go" failed\.\nError: codex exec exited with status 1/);
-    assert.match(batch, /Subagent cx-[0-9a-f]{6} "CHILD-HANG go" failed\.\nError: the turn ran past 3 s \(HANDOFF_CODEX_TURN_TIMEOUT_S\) and was stopped/);
+    assert.match(batch, /Subagent cx-[0-9a-f]{6} "CHILD-HANG go" failed\.\nError: the turn ran past 15 s \(HANDOFF_CODEX_TURN_TIMEOUT_S\) and was stopped/);
   } finally {
     await model.close();
     await world.close();
