@@ -27,7 +27,7 @@ std::string header_of(const children::held_turn& t) {
 std::string body_of(const std::string& text, std::size_t share, const std::string& why) {
   const surface_caps caps = framed_caps(surface_caps::wait(), codex_reader);
   if (fits(text, projection_limits{std::min(caps.per_result_bytes, share), caps.max_lines})) return text;
-  const std::filesystem::path copy = hook_core::write_private_copy(hook_core::unbounded_dir(), text);
+  const std::filesystem::path copy = hook_core::keep_unbounded_copy(text);
   return hook_core::local_head_tail(text, codex_reader, copy, why, share);
 }
 

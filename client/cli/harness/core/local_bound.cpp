@@ -1,5 +1,9 @@
 #include "cli/harness/core/local_bound.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -33,6 +37,33 @@ fs::path write_private_copy(const fs::path& dir, std::string_view text) {
   // Replace: a rename over the name never follows what is there; the content is the text's.
   write_file_atomically(at.get(), name, text, publish_mode::replace, "the private copy");
   return dir / name;
+}
+
+namespace {
+
+bool copy_name(std::string_view name) {
+  if (name.size() != 64 + 4 || name.substr(64) != ".txt") return false;
+  return std::all_of(name.begin(), name.begin() + 64, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+}  // namespace
+
+fs::path keep_unbounded_copy(std::string_view text) {
+  const fs::path dir = unbounded_dir();
+  const fs::path path = write_private_copy(dir, text);
+  try {
+    const unique_fd at = open_private_dir(dir, "private copy dir");
+    const auto oldest = std::chrono::system_clock::now() - unbounded_keep;
+    for (const std::string& name : list_names(at.get())) {
+      struct stat st {};
+      if (!copy_name(name) || ::fstatat(at.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        continue;
+      if (std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec) < oldest) ::unlinkat(at.get(), name.c_str(), 0);
+    }
+  } catch (const std::exception&) {
+    // The copy is written; one left behind is the user's cache to clear.
+  }
+  return path;
 }
 
 std::string one_line(std::string_view why, std::size_t most) {

@@ -11,6 +11,7 @@
 // read_file reads). The daemon never lists, serves or collects those files.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -30,6 +31,12 @@ std::filesystem::path unbounded_dir();
 // (engine/fs/private_dir.hpp, atomic_file.hpp). Returns its path. Throws std::runtime_error
 // saying what went wrong.
 std::filesystem::path write_private_copy(const std::filesystem::path& dir, std::string_view text);
+
+// write_private_copy(unbounded_dir(), text), after taking out the copies there that nothing wrote
+// or rewrote for unbounded_keep (regular files named <64 hex>.txt only, never through a symlink;
+// a failure to take one out is ignored): the directory holds what recent fallbacks named.
+inline constexpr std::chrono::hours unbounded_keep{24 * 30};
+std::filesystem::path keep_unbounded_copy(std::string_view text);
 
 // `why` as one line: control characters as spaces, at most `most` bytes (cut on a UTF-8
 // character boundary, "..." added).
