@@ -343,7 +343,9 @@ test('handoffd unavailable: the report is cut by the hooks themselves, head and 
     // The model never got Claude Code's own 100 KB notice; the middle never reached it.
     assertMiddleNeverSent(seen, ['finding 1500 ']);
     // The user sees one line for the agent, saying what handoff did.
-    assert.match(screen, /Agent "audit 1" finished · handoff cut its report itself, handoffd not reached: 171,016 -> [\d,]+ bytes \(full text kept\)/);
+    const said = /Agent "audit 1" finished · handoff cut its report itself, handoffd not reached: 171,016 -> [\d,]+ bytes \(full text kept\)/.exec(screen);
+    assert.ok(said, screen);
+    console.log(`handoffd unavailable, the screen: ${said[0]}`);
     assert.doesNotMatch(screen, /<task-notification>|characters truncated\]/);
   });
 });
