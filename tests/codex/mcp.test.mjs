@@ -54,6 +54,19 @@ function footerCommands(text) {
 
 const shell = (cmd) => ({ name: 'exec_command', arguments: { cmd } });
 
+// What Codex writes where it cut a tool's output (its shell's and its cells' markers).
+const CODEX_CUT = /chars truncated|Warning: truncated output|tokens truncated/;
+
+// The pages the footer's calls returned (in order) came back uncut and, joined, are exactly the
+// lines the bounded text says it omitted from `answer`.
+function assertPagesAreOmitted(pages, bounded, answer) {
+  for (const page of pages) assert.doesNotMatch(page, CODEX_CUT);
+  const omitted = bounded.match(/omitted lines (\d+)-(\d+)/);
+  assert.ok(omitted, `the footer names the omitted lines:\n${bounded.slice(-800)}`);
+  const expected = answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])).join('\n');
+  assert.equal(pages.map((p) => p.replace(/\n$/, '')).join('\n'), expected);
+}
+
 // The text Codex's exec_command output carries after its header.
 function shellOutput(text) {
   const at = text.indexOf('Output:\n');
@@ -89,14 +102,10 @@ test('a 171 KB child answer reaches the parent bounded under Codex\'s MCP cut, a
     // Every page through Codex's own shell, uncut, and together exactly the omitted lines.
     const listed = seen.outputs[2].map(shellOutput);
     const planned = commands.length === 1 && /--plan/.test(commands[0]);
-    for (const out of listed) assert.doesNotMatch(out, /chars truncated|Warning: truncated output/);
+    for (const out of listed) assert.doesNotMatch(out, CODEX_CUT);
     const pages = (planned ? seen.outputs[3] : seen.outputs[2]).map(shellOutput);
     if (planned) assert.ok(pages.length > 1 && pages.length === footerCommands(listed[0]).length, listed[0]);
-    for (const page of pages) assert.doesNotMatch(page, /chars truncated|Warning: truncated output/);
-    const omitted = bounded.match(/the omitted lines (\d+)-(\d+)|omitted lines (\d+)-(\d+)/).slice(1).filter(Boolean);
-    const lines = answer.split('\n');
-    const expected = lines.slice(Number(omitted[0]) - 1, Number(omitted[1])).join('\n');
-    assert.equal(pages.map((p) => p.replace(/\n$/, '')).join('\n'), expected);
+    assertPagesAreOmitted(pages, bounded, answer);
     // The full text is the child's exact answer, a 0600 artifact.
     const [artifact] = world.artifacts();
     assert.equal(fs.readFileSync(path.join(world.artifactDir, artifact), 'utf8'), answer);
@@ -355,10 +364,8 @@ test('a catalog model in code mode: exec spawns and waits, the 171 KB answer arr
     const commands = footerCommands(bounded);
     const planned = commands.length === 1 && /--plan/.test(commands[0]);
     const pages = (planned ? seen.outputs[2] : seen.outputs[1]).map(cellOutput);
-    for (const page of [...seen.outputs[1], ...(seen.outputs[2] ?? [])]) assert.doesNotMatch(page, /Warning: truncated output|tokens truncated/);
-    const omitted = bounded.match(/omitted lines (\d+)-(\d+)/);
-    const expected = answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])).join('\n');
-    assert.equal(pages.map((p) => p.replace(/\n$/, '')).join('\n'), expected);
+    for (const page of [...seen.outputs[1], ...(seen.outputs[2] ?? [])]) assert.doesNotMatch(page, CODEX_CUT);
+    assertPagesAreOmitted(pages, bounded, answer);
     for (const r of seen.parent.slice(0, 2)) assert.ok(!JSON.stringify(r.input).includes('finding 1500 '), 'an omitted line was sent');
   } finally {
     await model.close();
