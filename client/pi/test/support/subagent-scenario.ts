@@ -40,20 +40,28 @@ export async function startScenario(script: Script, options: Partial<RealPiOptio
       pi: started,
       worker,
       sessionId,
-      close: async () => {
-        worker.close();
-        await started.close();
-        await model.close();
-        await daemon.dispose();
-      },
+      close: () => closeAll(worker, started, model, daemon),
     };
   } catch (error) {
-    worker.close();
-    await pi?.close();
-    await model.close();
-    await daemon.dispose();
+    await closeAll(worker, pi, model, daemon);
     throw error;
   }
+}
+
+/**
+ * Closes each of them, in order, even when one fails (then throws the first failure): a model
+ * server or a daemon left open would keep the test process alive after its tests.
+ */
+async function closeAll(...things: ({ close(): unknown } | { dispose(): Promise<void> } | undefined)[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const thing of things) {
+    try {
+      if (thing !== undefined) await ("dispose" in thing ? thing.dispose() : thing.close());
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0) throw failures[0];
 }
 
 /**
@@ -63,7 +71,16 @@ export async function startScenario(script: Script, options: Partial<RealPiOptio
 export function scenarioPerTest(): { scenario: typeof startScenario; onCleanup: (cleanup: () => Promise<void> | void) => void } {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterEach(async () => {
-    while (cleanups.length > 0) await cleanups.pop()?.();
+    // Every clean-up runs, even after one failed (then the first failure is the hook's).
+    const failures: unknown[] = [];
+    for (let cleanup = cleanups.pop(); cleanup !== undefined; cleanup = cleanups.pop()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) throw failures[0];
   });
   return {
     scenario: async (...args) => {
