@@ -71,7 +71,10 @@ const START_STALL_MS = 30_000;
 /** Pis started and not closed yet: killed when the test process exits (a test that timed out). */
 const running = new Set<RealPi>();
 process.once("exit", () => {
-  for (const pi of running) if (pi.pid > 0) killGroup(pi.pid);
+  for (const pi of running) {
+    process.stderr.write(`Pi ${pi.pid} was still open as the test process exited${pi.awaiting()}\n${pi.recent()}\n`);
+    if (pi.pid > 0) killGroup(pi.pid);
+  }
 });
 
 export class RealPi {
@@ -84,6 +87,8 @@ export class RealPi {
   private buffered = "";
   private nextId = 0;
   private readonly waiters = new Set<() => void>();
+  /** What the waits under way are waiting for (for the report of a Pi closed in the middle). */
+  private readonly awaited: string[] = [];
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
   private constructor(
@@ -219,6 +224,15 @@ export class RealPi {
    * a reason to fail, or how long to wait for the next event before asking again, ms.
    */
   private async next(match: (event: PiEvent) => boolean, what: string, from: number, giveUp: () => string | number): Promise<PiEvent> {
+    this.awaited.push(what);
+    try {
+      return await this.nextUntracked(match, what, from, giveUp);
+    } finally {
+      this.awaited.splice(this.awaited.indexOf(what), 1);
+    }
+  }
+
+  private async nextUntracked(match: (event: PiEvent) => boolean, what: string, from: number, giveUp: () => string | number): Promise<PiEvent> {
     for (let seen = from; ; ) {
       for (; seen < this.events.length; seen += 1) {
         const event = this.events[seen] as PiEvent;
@@ -256,6 +270,8 @@ export class RealPi {
    */
   async close(): Promise<void> {
     running.delete(this);
+    // Closed while a wait is under way: the test gave up (its timeout), so say on what.
+    if (this.awaited.length > 0) process.stderr.write(`Pi ${this.pid} closed${this.awaiting()}\n${this.recent()}\n`);
     const pid = this.child.pid;
     if (pid !== undefined && this.exit === undefined) {
       const exited = new Promise<void>((done) => this.child.once("exit", () => done()));
@@ -265,6 +281,11 @@ export class RealPi {
       killGroup(pid);  // Pi is gone; anything it left in its group goes too
     }
     rmSync(this.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  }
+
+  /** ", while waiting for X", or "" when no wait is under way. */
+  awaiting(): string {
+    return this.awaited.length === 0 ? "" : ` while waiting for ${this.awaited.join(", ")}`;
   }
 
   /** The last events and stderr, for failure messages. */
