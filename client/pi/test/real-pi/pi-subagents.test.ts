@@ -12,7 +12,7 @@ import { resolve } from "node:path";
 import { after, before, test } from "node:test";
 
 import { HandoffClient } from "../../src/client.js";
-import { Daemon, delay, eventually, packageRoot } from "../support/daemon.js";
+import { Daemon, eventually, packageRoot } from "../support/daemon.js";
 import { footerReads, readPage, type ReadCall } from "../support/footer-reads.js";
 import { RealPi, type PiEvent } from "../support/real-pi.js";
 import { ScriptedModel, textOf, type ModelRequest, type Reply } from "../support/scripted-model.js";
@@ -336,13 +336,15 @@ test("background on Pi 0.85.1: a 146 KB answer arrives within 24 KiB with the no
     // handoff holds and the footer reads from.
     assertMiddleReadBack(conversation, `delegate:\n${full}`);
 
-    // Consumed by the bridge's wait: nothing is pending, and no second delivery comes on idle.
-    await delay(1500);  // a window for a second delivery that must not come
-    assert.equal(pi.where((e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "handoff").length, 0);
+    // Consumed by the bridge's wait: handoffd holds nothing more to deliver (no result, no delivery
+    // awaiting its acknowledgement), so no second delivery can come on idle; and none came before.
     const status = await client.status();
     client.close();
     assert.deepEqual(status.children, { running: 0, completed: 0, delivering: 0, delivered: 1 }, "started, then delivered once");
     assert.equal(status.queue.results, 0);
+    assert.equal(status.queue.deliveries, 0);
+    await pi.state();  // every event Pi wrote before this answer has been read
+    assert.equal(pi.where((e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "handoff").length, 0);
   } finally {
     await pi.close();
     await own.dispose();

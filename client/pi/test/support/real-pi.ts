@@ -191,6 +191,15 @@ export class RealPi {
     this.child.stdin?.write(`${JSON.stringify(record)}\n`);
   }
 
+  /** Writes one JSON line to Pi's stdin; resolves once it is in the kernel's buffer (read by Pi or not). */
+  sendFlushed(record: unknown): Promise<void> {
+    return new Promise((done, fail) => {
+      const stdin = this.child.stdin;
+      if (stdin === null) return fail(new Error("Pi's stdin is closed"));
+      stdin.write(`${JSON.stringify(record)}\n`, (error) => (error ? fail(error) : done()));
+    });
+  }
+
   /**
    * The first event from index `from` on that matches, waiting up to `timeoutMs`. The error names
    * what was awaited and lists the recent events and Pi's stderr.
@@ -346,6 +355,22 @@ function cpuTicks(pid: number): number {
   } catch {
     return -1;
   }
+}
+
+/**
+ * Bytes that process `reader` has not read yet on its Unix sockets connected to process `writer`
+ * (`ss -xpn`: each socket's receive queue, and the inode of its peer). For a stopped process, what
+ * has arrived for it.
+ */
+export function unreadBytes(reader: number, writer: number): number {
+  const rows = execFileSync("ss", ["-xpn"], { encoding: "utf8" })
+    .split("\n")
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields.length >= 9)
+    .map((fields) => ({ recvQ: Number(fields[2]), inode: fields[5], peer: fields[7], users: fields.slice(8).join(" ") }));
+  const writerInodes = new Set(rows.filter((row) => row.users.includes(`pid=${writer},`)).map((row) => row.inode));
+  return rows.filter((row) => row.users.includes(`pid=${reader},`) && writerInodes.has(row.peer)).reduce((sum, row) => sum + row.recvQ, 0);
 }
 
 /** Whether a process (or, with a negative pid, a process group) exists. */
