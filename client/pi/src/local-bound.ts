@@ -25,7 +25,7 @@ import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { MIN_PROJECTION_BYTES, MIN_PROJECTION_LINES, grouped, minCutBytes, project, shapeOf, type SavedText } from "./local-projection.js";
-import type { Budget, Section } from "./protocol.js";
+import type { Budget, ResultStatus, Section } from "./protocol.js";
 
 /** subagent/wait's caps for Pi's reader (budget.hpp's surface_caps::wait(); Pi frames nothing). */
 export const WAIT_CAPS = { perResultBytes: 16 * 1024, perBatchBytes: 48 * 1024, floorBytes: 512, maxLines: 600 } as const;
@@ -40,7 +40,7 @@ const MAX_PART_BYTES = 160;
 export interface LocalInput {
   childId: string;
   title: string;
-  status: "done" | "error";
+  status: ResultStatus;
   error?: string | undefined;
   finalText: string;
 }
@@ -202,7 +202,7 @@ function headerSafe(s: string): string {
 function sectionHeader(input: LocalInput): string {
   let out = `Subagent ${headerSafe(input.childId)}`;
   if (input.title !== "") out += ` "${headerSafe(input.title)}"`;
-  out += input.status === "done" ? " finished." : " failed.";
+  out += input.status === "done" ? " finished." : input.status === "error" ? " failed." : " was cancelled.";
   if (input.error !== undefined && input.error !== "") out += `\nError: ${input.error}`;
   return `${out}\n\n`;
 }

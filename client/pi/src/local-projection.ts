@@ -397,10 +397,11 @@ function noticeBound(total: { bytes: number; lines: number }, saved: SavedText, 
     const byte = widest(total.bytes);
     const limit = widest(Math.min(total.lines, PAGE_LINES));
     const widestRead: ReadStep = room.byteRanges
-      ? { firstLine: line, lastLine: line, bytes: true, firstByte: byte, endByte: byte + 99_999 }
+      ? { firstLine: line, lastLine: line, bytes: true, firstByte: byte, endByte: saved.cli === undefined ? byte + 99_999 : byte }
       : { firstLine: line, lastLine: line + limit - 1, bytes: false, firstByte: 0, endByte: 0 };
     const listed = measure({ ...worst, reads: Array.from({ length: room.listedReads }, () => widestRead) });
-    // endByte: wider than any range's end, and its length (the `head -c` form) wider than a page.
+    // endByte: the `handoff read --bytes` form prints it (as handoffd reserves it); the
+    // `tail -c | head -c` form prints its length instead, which this makes wider than any page.
     bound = { bytes: Math.max(bound.bytes, listed.bytes), lines: Math.max(bound.lines, listed.lines) };
   }
   return bound;

@@ -200,5 +200,25 @@ test("the projection is handoffd's, byte for byte (handoff project --no-outline)
     ) as { text: string; artifact: { path: string } };
     const ours = project(Buffer.from(text), { maxBytes, maxLines }, { path: daemon.artifact.path, cli });
     assert.equal(ours.text, daemon.text, name);
+    // Without a handoff CLI the footer names `tail -c | head -c` ranges instead, within the same limits.
+    const bare = project(Buffer.from(text), { maxBytes, maxLines }, { path: daemon.artifact.path, cli: undefined });
+    assert.ok(Buffer.byteLength(bare.text) <= maxBytes && bare.text.split("\n").length <= maxLines, name);
+    assert.ok(!bare.text.includes(cli), name);
   }
+});
+
+test("a line over Pi's 50 KiB page: without a handoff CLI, the footer's shell ranges give back exactly its omitted bytes", () => {
+  const dir = tempDir();
+  const text = `head line\n${"z".repeat(150_000)}é${"w".repeat(40_000)}\ntail line`;
+  const batch = localBatch([{ childId: "sa-1", title: "Wide", status: "done", finalText: text }], { reason: "down", dir, cli: undefined });
+  const section = batch.sections[0];
+  assert.ok(section?.truncated === true && section.artifact?.saved === true);
+  const commands = [...section.text.matchAll(/bash `(tail -c \+\d+ '[^']+' \| head -c \d+)`/g)].map((m) => m[1] as string);
+  assert.ok(commands.length >= 3, section.text.slice(-700));
+  const got = Buffer.concat(commands.map((command) => execFileSync("sh", ["-c", command])));
+  const line = Buffer.from(text.split("\n")[1] as string);
+  const shown = /\n\[\.\.\. middle omitted: line 2 of 3, /.test(section.text);
+  assert.ok(shown, section.text.slice(0, 300));
+  assert.ok(got.equals(line), `the ranges are line 2 exactly (${got.length} of ${line.length} bytes)`);
+  for (const command of commands) assert.ok(Number(/head -c (\d+)/.exec(command)?.[1]) <= 50 * 1024, "each range within one page of Pi's bash");
 });
