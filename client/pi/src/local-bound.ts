@@ -27,8 +27,17 @@ import { fileURLToPath } from "node:url";
 import { MIN_PROJECTION_BYTES, MIN_PROJECTION_LINES, grouped, minCutBytes, project, shapeOf, type SavedText } from "./local-projection.js";
 import type { Budget, ResultStatus, Section } from "./protocol.js";
 
-/** subagent/wait's caps for Pi's reader (budget.hpp's surface_caps::wait(); Pi frames nothing). */
-export const WAIT_CAPS = { perResultBytes: 16 * 1024, perBatchBytes: 48 * 1024, floorBytes: 512, maxLines: 600 } as const;
+/** A surface's static caps (budget.hpp's surface_caps), UTF-8 bytes and lines. */
+export interface SurfaceCaps {
+  perResultBytes: number;
+  perBatchBytes: number;
+  floorBytes: number;
+  maxLines: number;
+}
+/** subagent/wait's caps for Pi's reader (surface_caps::wait(); Pi frames nothing). */
+export const WAIT_CAPS: SurfaceCaps = { perResultBytes: 16 * 1024, perBatchBytes: 48 * 1024, floorBytes: 512, maxLines: 600 };
+/** Auto-delivery's caps when the parent goes idle (surface_caps::auto_delivery()). */
+export const AUTO_CAPS: SurfaceCaps = { perResultBytes: 24 * 1024, perBatchBytes: 48 * 1024, floorBytes: 2 * 1024, maxLines: 600 };
 
 /** Between two sections, as handoffd (and OpenPI) join them. */
 const SEPARATOR = "\n\n---\n\n";
@@ -52,6 +61,8 @@ export interface LocalBatchOptions {
   dir?: string | undefined;
   /** The `handoff` CLI the footers' byte-range and plan commands run (default: handoffCli()). */
   cli?: string | undefined;
+  /** Default WAIT_CAPS (a subagent_wait); AUTO_CAPS for a delivery when the parent is idle. */
+  caps?: SurfaceCaps;
 }
 
 /** A wait's answer (protocol's WaitResult shape), and which results it showed. */
@@ -245,7 +256,7 @@ interface Planned {
 }
 
 /**
- * The results of one wait, bounded here: each within its share of the wait's caps, the whole
+ * The results of one wait (or delivery), bounded here: each within its share of the caps, the whole
  * text within the batch cap; those that do not fit the batch at their floor are held back
  * (`kept`), in order. Never throws.
  */
@@ -253,7 +264,7 @@ export function localBatch(inputs: LocalInput[], options: LocalBatchOptions): Lo
   const why = whyNotReached(options.reason);
   const dir = "dir" in options ? options.dir : unboundedDir();
   const cli = "cli" in options ? options.cli : handoffCli();
-  const caps = WAIT_CAPS;
+  const caps = options.caps ?? WAIT_CAPS;
   const projectionLines = caps.maxLines - 2;  // the blank line and the one line
   const planned: Planned[] = inputs.map((input, i) => {
     const text = Buffer.from(input.finalText);
@@ -341,7 +352,7 @@ export function localBatch(inputs: LocalInput[], options: LocalBatchOptions): Lo
   if (deferred > 0) text += deferredNotice(deferred);
   const budget: Budget = {
     mode: "static",
-    basis: `static: ${why}; the wait's caps, applied by the Pi extension itself; batch cap ${grouped(batchCap)} B`,
+    basis: `static: ${why}; caps applied by the Pi extension itself; batch cap ${grouped(batchCap)} B`,
     batchCapBytes: batchCap,
     staticBatchBytes: caps.perBatchBytes,
     perResultBytes: caps.perResultBytes,

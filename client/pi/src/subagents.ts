@@ -24,6 +24,8 @@
 //   those whose text it still holds (not yet taken by handoffd) bounded by local-bound.ts, each
 //   with its head and tail and its full text in a private copy; they count as delivered, and
 //   handoffd, once back, is told to drop them (`subagent/cancel`), so none is delivered twice.
+//   So are the results still held here when the parent goes idle then: one delivery into the
+//   session, as handoffd's auto-delivery would make, within its caps (24 KiB / 48 KiB).
 // - A send to a cancelled or forgotten child, or one this session never had, is refused, naming
 //   which. A child is forgotten (its session files removed) `keepMs` after it last had nothing
 //   running and nothing undelivered, when it is cancelled, and at session shutdown.
@@ -46,7 +48,7 @@ import { piLaunch, type ParentRuntime } from "./pi-launch.js";
 import { ErrorCode, type CancelResult, type CheckResult, type Section, type WaitResult } from "./protocol.js";
 import { MAX_WAIT_IDS, SUBAGENT_CHILD_ENV, type ResolvedSubagentOptions } from "./subagent-options.js";
 import { listChildren, type ChildLine } from "./subagent-list.js";
-import { localBatch, type LocalInput } from "./local-bound.js";
+import { AUTO_CAPS, localBatch, type LocalInput } from "./local-bound.js";
 
 /** What spawning needs from Pi's tool context. */
 export interface SpawnContext {
@@ -146,6 +148,11 @@ const TITLE_CHARS = 60;
 /** Retry of `subagent/completed` while the daemon is unreachable: first delay and cap, ms. */
 const REPORT_RETRY_FIRST_MS = 250;
 const REPORT_RETRY_MAX_MS = 10_000;
+/**
+ * How long after a turn ends or the parent goes idle a delivery without handoffd is made, ms: a
+ * reconnection under way (its backoff starts at 100 ms) gets the result to handoffd first.
+ */
+const LOCAL_DELIVERY_DELAY_MS = 1_000;
 /** How long session shutdown waits for handoffd to record the children cancelled, ms. */
 const SHUTDOWN_CANCEL_MS = 1_000;
 
@@ -162,6 +169,9 @@ export class Subagents {
   private running = 0;
   /** Woken whenever a turn ends (a wait without handoffd waits on it). */
   private readonly turnEndWaiters = new Set<() => void>();
+  /** A delivery without handoffd is due, or on its way. */
+  private localDeliveryTimer: NodeJS.Timeout | undefined;
+  private localDelivery = false;
   private ended = 0;
   private ctx: SpawnContext | undefined;
   private closed = false;
@@ -174,6 +184,7 @@ export class Subagents {
   ) {
     this.sessions = new ChildSessions(options.sessionRoot);
     adapter.onConnected(() => this.onConnected());
+    adapter.onIdle(() => this.deliverHeldSoon());
   }
 
   async spawn(request: SpawnRequest, ctx: SpawnContext): Promise<Spawned> {
@@ -421,6 +432,7 @@ export class Subagents {
     if (this.closed) return;
     this.closed = true;
     this.retryNow.abort();
+    clearTimeout(this.localDeliveryTimer);
     const live = [...this.turns.values()].filter(isLive);
     this.queue.length = 0;
     for (const turn of live) {
@@ -582,11 +594,21 @@ export class Subagents {
     this.showStatus();
     if (cancelled || this.closed) return;  // the daemon recorded it cancelled already
     const completion = { childId: turn.id, title: turn.title, status: outcome.status === "done" ? ("done" as const) : ("error" as const), finalText: outcome.finalText };
-    let report: SubagentCompletion = outcome.error === undefined || outcome.status === "done" ? completion : { ...completion, error: outcome.error };
+    const report: SubagentCompletion = outcome.error === undefined || outcome.status === "done" ? completion : { ...completion, error: outcome.error };
     turn.status = completion.status;
-    turn.held = { childId: turn.id, title: turn.title, status: completion.status, error: report.error, finalText: outcome.finalText };
+    turn.held = { ...report, title: turn.title };
     turn.endedAt = ++this.ended;
     this.turnEnded();
+    this.deliverHeldSoon();
+    await this.report(turn, report);
+  }
+
+  /**
+   * `subagent/completed` for the turn, retried until handoffd takes it; for a turn delivered here
+   * meanwhile (without handoffd), `subagent/cancel` instead, so that handoffd drops it.
+   */
+  private async report(turn: Turn, completion: SubagentCompletion): Promise<void> {
+    let report = completion;
     for (let delay = REPORT_RETRY_FIRST_MS; !this.closed; delay = Math.min(delay * 2, REPORT_RETRY_MAX_MS)) {
       try {
         // Delivered here by a wait without handoffd: handoffd drops it (if it has it) instead.
@@ -619,6 +641,59 @@ export class Subagents {
         await sleepUnless(delay, this.retryNow.signal);
       }
     }
+  }
+
+  /** Auto-delivery without handoffd, LOCAL_DELIVERY_DELAY_MS from now (once at a time). */
+  private deliverHeldSoon(): void {
+    if (this.localDeliveryTimer !== undefined || this.closed) return;
+    this.localDeliveryTimer = setTimeout(() => {
+      this.localDeliveryTimer = undefined;
+      void this.deliverHeld();
+    }, LOCAL_DELIVERY_DELAY_MS);
+    this.localDeliveryTimer.unref();
+  }
+
+  /**
+   * The parent is idle and handoffd cannot be had: the finished results it has not received and
+   * handoffd has not taken are bounded here (local-bound.ts, the auto-delivery caps) and put into
+   * the session as one delivery; handoffd, once back, drops them (see `report`). A delivery Pi
+   * refuses leaves them as they were, to be reported or delivered later.
+   */
+  private async deliverHeld(): Promise<void> {
+    const reason = this.adapter.unreachableReason;
+    if (this.closed || this.localDelivery || reason === undefined || !this.adapter.idle) return;
+    const held = [...this.turns.values()]
+      .filter((turn) => turn.held !== undefined && turn.local !== true && this.undelivered.has(turn.id))
+      .sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
+    if (held.length === 0) return;
+    const batch = localBatch(held.map((turn) => turn.held as LocalInput), { reason, caps: AUTO_CAPS });
+    const sent = held.filter((turn) => batch.delivered.includes(turn.id));
+    if (sent.length === 0) return;  // nothing could be shown (no private copy): it waits for handoffd
+    const inputs = sent.map((turn) => turn.held as LocalInput);
+    for (const turn of sent) turn.local = true;  // not reported to handoffd while it lands
+    this.localDelivery = true;
+    try {
+      await this.adapter.deliverLocal({
+        sections: batch.sections.filter((section) => batch.delivered.includes(section.childId)),
+        text: batch.text,
+        deferred: batch.deferred,
+        budget: batch.budget,
+      });
+      for (const turn of sent) turn.held = undefined;  // its message_end marked it delivered
+    } catch {
+      sent.forEach((turn, i) => {
+        turn.local = false;
+        turn.held = inputs[i];
+        if (turn.reported === true && turn.held !== undefined) {
+          turn.reported = false;
+          const { error, ...rest } = turn.held;
+          void this.report(turn, error === undefined ? rest : { ...rest, error });
+        }
+      });
+    } finally {
+      this.localDelivery = false;
+    }
+    if (batch.deferred > 0) this.deliverHeldSoon();
   }
 
   private reported(turn: Turn, bytes: number | undefined, lines: number | undefined): void {

@@ -6,6 +6,7 @@
 //    (the verdict), the hook core's one line, and a footer whose `read` calls, made by the model
 //    with Pi's own read tool, give back exactly the omitted lines from the private copy (0600 in a
 //    0700 ${XDG_CACHE_HOME}/handoff/unbounded). A second wait finds nothing: delivered once.
+//    The same when the parent is idle: the result comes as a delivery of the extension's own.
 // 2. Neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET, autostart on: the extension starts handoffd on
 //    ${TMPDIR}/handoff-UID/handoffd.sock (made 0700) and the answer arrives bounded by it.
 import assert from "node:assert/strict";
@@ -15,11 +16,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, test } from "node:test";
 
-import { handoffdPath } from "../support/daemon.js";
+import { delay, handoffdPath } from "../support/daemon.js";
 import { footerReads, readPage } from "../support/footer-reads.js";
 import { RealPi } from "../support/real-pi.js";
 import { ScriptedModel, textOf, type Script } from "../support/scripted-model.js";
-import { exactReport, parentRequests, toolEnd, toolText } from "../support/subagent-scenario.js";
+import { deliveredBatches, exactReport, parentRequests, toolEnd, toolText } from "../support/subagent-scenario.js";
 
 const KiB = 1024;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -127,6 +128,50 @@ test("handoffd unavailable (no daemon, autostart off): the 171 KB answer arrives
   assert.equal(parentRequests(model, "PARENT").at(-1)?.last?.role, "tool");
   console.log(`# ${seen.slice(seen.lastIndexOf("[Truncated: ")).replaceAll("\n", "\n# ")}`);
   console.log(`# without handoffd: the wait's result is ${Buffer.byteLength(seen)} B for a 171,000-byte answer, ${calls.length} read calls`);
+});
+
+test("handoffd unavailable and the parent idle: the 146 KB answer is delivered into the session by the extension, bounded, once", async () => {
+  const dir = tempDir("handoff-unavail-idle-");
+  const cache = join(dir, "cache");
+  const report = exactReport(146_000, 2_600, "idle");
+  const model = await ScriptedModel.start((request) => {
+    if (request.firstUser.startsWith("CHILD")) return { text: report, delayMs: 1_500 };  // ends after the parent settled
+    const last = request.last;
+    if (last?.role === "user" && textOf(last).startsWith("PARENT"))
+      return { toolCalls: [{ name: "subagent_spawn", arguments: { task: "CHILD write it", title: "Idle report" } }] };
+    return { text: "noted" };
+  });
+  cleanups.push(() => model.close());
+  const pi = await RealPi.start({
+    model,
+    socketPath: join(dir, "no-daemon", "handoffd.sock"),
+    env: { HANDOFF_AUTOSTART: "0", HANDOFF_SUBAGENT_ARGS: "-ne", XDG_CACHE_HOME: cache },
+  });
+  cleanups.push(() => pi.close());
+  await pi.prompt("PARENT delegate and go idle");
+  const settled = await pi.waitFor((e) => e.type === "agent_settled", 30_000, "the parent to settle");
+  const landed = await pi.waitFor(
+    (e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "handoff",
+    60_000,
+    "the delivery made without handoffd",
+    pi.events.indexOf(settled),
+  );
+  const batches = deliveredBatches(pi);
+  assert.equal(batches.length, 1);
+  const text = batches[0]?.text ?? "";
+  assert.ok(Buffer.byteLength(text) <= 24 * KiB, `delivered ${Buffer.byteLength(text)} B within the auto-delivery's 24 KiB`);
+  assert.match(text, /^Subagent sa-[0-9a-f]+ "Idle report" finished\.\n\nBEGIN idle\n/);
+  assert.match(text, /\nEND idle\n\[Truncated: 146,000 bytes \/ 2600 lines in full; shown: /);
+  const copy = join(cache, "handoff", "unbounded", `${createHash("sha256").update(report).digest("hex")}.txt`);
+  assert.ok(text.endsWith(`; the head and tail above were cut by the hook itself, the full text (146,000 bytes) is in ${copy}]`), text.slice(-300));
+  assert.match(text, /\n\n\[handoff: handoff's daemon was not reached \(cannot reach handoffd at [^)]*: ENOENT\); /);
+  assert.equal(readFileSync(copy, "utf8"), report);
+  // The delivery starts a turn: the model reads it, and it comes once.
+  await pi.waitFor((e) => e.type === "agent_settled", 30_000, "the run the delivery triggered", pi.events.indexOf(landed));
+  assert.ok((parentRequests(model, "PARENT").at(-1)?.body.messages ?? []).map(textOf).some((m) => m.includes("\nEND idle\n")));
+  await delay(2_500);  // a second delivery would come LOCAL_DELIVERY_DELAY_MS after the idle
+  assert.equal(deliveredBatches(pi).length, 1, "delivered once");
+  console.log(`# without handoffd, idle: the delivery is ${Buffer.byteLength(text)} B for a 146,000-byte answer`);
 });
 
 test("neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET, autostart on: handoffd starts on ${TMPDIR}/handoff-UID/handoffd.sock and bounds the answer", async () => {
