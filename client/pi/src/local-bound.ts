@@ -261,6 +261,24 @@ interface Planned {
  * (`kept`), in order. Never throws.
  */
 export function localBatch(inputs: LocalInput[], options: LocalBatchOptions): LocalBatch {
+  try {
+    return batchOf(inputs, options);
+  } catch (error) {
+    // A bug here must not become Pi's error: every result stays with the session, and the text says why.
+    const why = whyNotReached(options.reason);
+    const caps = options.caps ?? WAIT_CAPS;
+    return {
+      sections: [],
+      text: `[handoff: ${oneLine(why, MAX_LINE_REASON_BYTES)}; the results could not be bounded here (${oneLine(String(error))}): they stay with this session]`,
+      deferred: 0,
+      budget: { mode: "static", basis: `static: ${why}`, batchCapBytes: caps.perBatchBytes, staticBatchBytes: caps.perBatchBytes, perResultBytes: caps.perResultBytes, floorBytes: caps.floorBytes, maxLines: caps.maxLines, usage: null, headroomBytes: null },
+      delivered: [],
+      kept: inputs.map((input) => input.childId),
+    };
+  }
+}
+
+function batchOf(inputs: LocalInput[], options: LocalBatchOptions): LocalBatch {
   const why = whyNotReached(options.reason);
   const dir = "dir" in options ? options.dir : unboundedDir();
   const cli = "cli" in options ? options.cli : handoffCli();

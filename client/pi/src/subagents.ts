@@ -115,8 +115,10 @@ interface Turn {
   /** Its result while handoffd has not taken it (what a wait without handoffd shows), and when it ended. */
   held?: LocalInput | undefined;
   endedAt?: number;
-  /** Delivered by a wait without handoffd: handoffd is to drop it, not deliver it. */
+  /** Delivered without handoffd (a wait, or a delivery when idle): handoffd is to drop it, not deliver it. */
   local?: boolean;
+  /** Aborts its `subagent/completed` still waiting for a connection, when it is delivered without handoffd. */
+  reportAbort?: AbortController;
 }
 
 interface Child {
@@ -300,12 +302,13 @@ export class Subagents {
       await this.nextTurnEnd(left, signal);
     }
     const turns = covered();
-    const held = turns.filter((turn) => turn.held !== undefined && this.undelivered.has(turn.id)).sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
+    // Not one a delivery without handoffd is putting into the session right now (turn.local).
+    const held = turns.filter((turn) => turn.held !== undefined && turn.local !== true && this.undelivered.has(turn.id)).sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
     const batch = localBatch(held.map((turn) => turn.held as LocalInput), { reason });
     for (const id of batch.delivered) {
       const turn = this.turns.get(id);
       if (turn === undefined) continue;
-      turn.local = true;
+      deliverHere(turn);
       turn.held = undefined;
     }
     const atDaemon = turns.filter((turn) => turn.phase === "finished" && turn.held === undefined && turn.local !== true && this.undelivered.has(turn.id)).map((turn) => turn.id);
@@ -617,7 +620,10 @@ export class Subagents {
           this.reported(turn, undefined, undefined);
           return;
         }
-        const taken = await this.adapter.completed(report);
+        // A call made while handoffd is down waits for the connection; delivered here meanwhile,
+        // it is aborted before it is sent (deliverHere), so handoffd never gets it to deliver again.
+        turn.reportAbort = new AbortController();
+        const taken = await this.adapter.completed(report, { signal: turn.reportAbort.signal });
         if (deliveredHere(turn)) continue;  // delivered here while the report was on its way
         this.reported(turn, taken.bytes, taken.lines);
         return;
@@ -670,7 +676,7 @@ export class Subagents {
     const sent = held.filter((turn) => batch.delivered.includes(turn.id));
     if (sent.length === 0) return;  // nothing could be shown (no private copy): it waits for handoffd
     const inputs = sent.map((turn) => turn.held as LocalInput);
-    for (const turn of sent) turn.local = true;  // not reported to handoffd while it lands
+    for (const turn of sent) deliverHere(turn);  // not reported to handoffd while it lands
     this.localDelivery = true;
     try {
       await this.adapter.deliverLocal({
@@ -744,7 +750,13 @@ export class Subagents {
   }
 }
 
-/** Delivered by a wait without handoffd (read through a call: it changes across awaits). */
+/** Marks the turn delivered without handoffd: its report waiting for a connection is not sent. */
+function deliverHere(turn: Turn): void {
+  turn.local = true;
+  turn.reportAbort?.abort();
+}
+
+/** Delivered without handoffd (read through a call: it changes across awaits). */
 function deliveredHere(turn: Turn): boolean {
   return turn.local === true;
 }

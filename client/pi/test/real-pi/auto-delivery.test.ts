@@ -218,7 +218,7 @@ test("handoffd killed and restarted mid-session: check fails at once while it is
   const batches = deliveredBatches(s.pi);
   for (const end of ["END early", "END late"]) assert.equal(batches.filter((b) => b.text.includes(end)).length, 1, `${end} once`);
   // The wait delivered "down" without handoffd: the daemon, back, never delivers it again.
-  assert.equal(batches.filter((b) => b.text.includes("END down")).length, 0, "END down only in the wait's result");
+  assert.equal(batches.filter((b) => b.text.includes("END down")).length, 0, `END down only in the wait's result: ${JSON.stringify(batches.map((b) => [b.text.slice(0, 300), b.details]))}`);
   const { queue } = await s.worker.status();
   assert.equal(queue.results + queue.deliveries, 0, "nothing left at handoffd");
 });
