@@ -32,9 +32,9 @@
 // - The status line shows running, queued and pending (finished, not delivered) turns.
 // - `shutdown` kills every child's process group and tells handoffd they are cancelled (resolving
 //   once it answered, or SHUTDOWN_CANCEL_MS passed); the guard kills them anyway if Pi dies.
-// - Memory: a turn's final text is dropped once handoffd took it (or a wait delivered it without
-//   handoffd), its prompt once it started; a
-//   forgotten child leaves a one-line summary for subagent_list and refusals (at most 10,000).
+// - Memory: a turn's final text is dropped once handoffd took it (or it was delivered without
+//   handoffd), its prompt once it started; a forgotten child leaves a one-line summary for
+//   subagent_list and refusals (at most 10,000).
 import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
