@@ -188,17 +188,22 @@ test('four children of one turn share one budget from the parent\'s context use,
   }
 });
 
-test('a short answer passes byte for byte, as cline made it, with nothing stored', async () => {
+test('answers that fit pass byte for byte with nothing stored: as cline made them, or the answer alone when cline\'s JSON of it would be over its cut', async () => {
   const answer = 'The parser is fine.\n\nVERDICT: ship it';
-  const { respond, seen } = script([() => ({ calls: [spawnAgent('CHILD-SHORT check the parser')] })], { 'CHILD-SHORT': answer });
+  // 7,912 bytes: under the cut, but its JSON text (each "\n" escaped) is over it.
+  const escaped = `${'y'.repeat(40)}\n`.repeat(192) + 'VERDICT: ship it too, ' + 'z'.repeat(18);
+  assert.ok(escaped.length <= CUT && JSON.stringify({ text: escaped }).length > CUT);
+  const { respond, seen } = script([() => ({ calls: [spawnAgent('CHILD-SHORT check the parser'), spawnAgent('CHILD-ESCAPED check the lexer')] })],
+    { 'CHILD-SHORT': answer, 'CHILD-ESCAPED': escaped });
   const { world, model } = await clineWorld(respond);
   try {
     const run = await world.cline('PARENT check', { model });
     assert.equal(run.code, 0, run.stderr.slice(-2000));
-    const [r] = seen[0];
-    const result = JSON.parse(r.text);
+    const [short, long] = seen[0];
+    const result = JSON.parse(short.text);
     assert.equal(result.text, answer);
     assert.equal(result.finishReason, 'completed');
+    assert.equal(long.text, escaped);
     assert.deepEqual(world.artifacts(), []);
   } finally {
     await model.close();

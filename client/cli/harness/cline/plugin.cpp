@@ -17,6 +17,9 @@ import { spawn } from "node:child_process";
 
 const HANDOFF = @HANDOFF@;
 const KILL_MS = @KILL_MS@; // cline ends its whole run when a hook takes over 3,000 ms
+// cline's cut on a tool result, characters: its result is the JSON text of {text, iterations, ...}.
+const CUT = Number(process.env.CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS) > 0
+  ? Number(process.env.CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS) : 8000;
 
 function runHook(input) {
   return new Promise((resolve) => {
@@ -96,6 +99,10 @@ export default {
           tokens: contextTokens(p.snapshot),
         });
         if (answer.out) return { result: { output: answer.out } };
+        // An answer that fits, alone: as cline made it, unless escaping it as JSON put it over
+        // cline's cut; then the answer itself, whole.
+        if (answer.out === "" && text.length <= CUT && JSON.stringify(p.result.output).length > CUT)
+          return { result: { output: text } };
       } catch {
       } finally {
         try {

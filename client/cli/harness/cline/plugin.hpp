@@ -7,8 +7,10 @@
 //                the child's answer (result.output.text), the parent's other running calls
 //                (siblings) and its latest assistant message's tokens; returns
 //                {result: {output: TEXT}} with what the hook prints, which is exactly what the
-//                parent model reads (nothing printed: cline's own result stands). A call that
-//                ended in an error: the hook cancels it, so its siblings stop waiting for it.
+//                parent model reads (nothing printed: cline's own result stands, unless its JSON
+//                text is over cline's cut while the answer is not: then the answer, whole). A
+//                call that ended in an error: the hook cancels it, so its siblings stop waiting
+//                for it.
 // It never throws and answers within cline's hook limit (3,000 ms, after which cline ends the
 // whole run with an error): the hook is killed at cline_hook_kill_ms, and the result stands.
 #pragma once
