@@ -232,8 +232,7 @@ struct cline_home {
 
   cli_result setup(std::vector<std::string> args = {}, std::vector<std::string> env = {}) const {
     args.insert(args.begin(), {"setup", "cline"});
-    env.push_back("HOME=" + home.string());
-    env.push_back("CLINE_DIR");
+    env.insert(env.begin(), {"HOME=" + home.string(), "CLINE_DIR"});  // the caller's after: they win
     return cli_process(args, {}, env).finish(std::chrono::seconds(20));
   }
 };
