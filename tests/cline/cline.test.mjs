@@ -4,12 +4,13 @@
 // scripted model records in its next request. cline cuts every string of a tool result past 8,000
 // characters in its middle; a page of the footer is read back through cline's own read_files.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, cliPath, longAnswer } from './harness.mjs';
+import { World, cliPath, clinePath, longAnswer } from './harness.mjs';
+import { sleep, waitFor } from '../support/world.mjs';
 import { assistantTurns, lastToolResults, promptHas, startModel } from '../opencode/scripted-chat.mjs';
 
 const KiB = 1024;
@@ -238,6 +239,43 @@ test('handoffd unavailable keeps head and verdict: cut by the hook under cline\'
     checkPages(seen.at(-1), follow.pages, omitted, answer);
     console.log(`cline without handoffd: ${bytes(r.text)} bytes (${lines.at(-1).slice(0, 100)}...)`);
   } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('in cline\'s terminal UI (under tmux) the same plugin bounds the answer the parent model reads; the screen is cline\'s own', async () => {
+  const answer = longAnswer(3001, 57);
+  const { respond, seen } = script([() => ({ calls: [spawnAgent('CHILD-LONG audit the parser')] })], { 'CHILD-LONG': answer });
+  const { world, model } = await clineWorld(respond);
+  const server = `handoff-cline-${process.pid}`;
+  const tmux = (...args) => spawnSync('tmux', ['-L', server, ...args], { encoding: 'utf8' });
+  const screen = () => tmux('capture-pane', '-p', '-t', 'ui').stdout ?? '';
+  const env = Object.entries(world.env({ TERM: 'xterm-256color', CLINE_DISABLE_CLINE_PASS_NOTICE: '1' })).map(([k, v]) => `${k}=${v}`);
+  let pane;
+  try {
+    assert.equal(tmux('new-session', '-d', '-s', 'ui', '-x', '160', '-y', '50', '-c', world.work, 'env', '-i', ...env, clinePath, '--tui').status, 0);
+    pane = Number(tmux('display-message', '-p', '-t', 'ui', '#{pane_pid}').stdout);
+    await waitFor('the terminal UI', () => screen().includes('Auto-approve'), { timeoutMs: 60_000, intervalMs: 200, detail: screen });
+    tmux('send-keys', '-t', 'ui', 'Escape');  // any notice cline shows first
+    await sleep(300);  // keystrokes a TUI reads one read at a time
+    tmux('send-keys', '-t', 'ui', '-l', 'PARENT delegate the audit');
+    await sleep(300);
+    tmux('send-keys', '-t', 'ui', 'Enter');
+    await waitFor('the parent\'s next request', () => seen.length > 0, { timeoutMs: 90_000, intervalMs: 200, detail: screen });
+    const [r] = seen[0];
+    assert.equal(r.name, 'spawn_agent');
+    assert.ok(bytes(r.text) <= CUT, `${bytes(r.text)} bytes`);
+    assert.ok(r.text.startsWith('finding 0001 '));
+    assert.match(r.text, /VERDICT: ship it/);
+    assert.doesNotMatch(r.text, /\.\.\.\[truncated \d+ chars\]/);
+    assert.match(r.text, /--plan \d+-\d+ '\/|read_files start_line=/);
+    await waitFor('the turn drawn', () => screen().includes('done'), { timeoutMs: 30_000, intervalMs: 200, detail: screen });
+    assert.doesNotMatch(screen(), /handoff/i, 'nothing of handoff on the screen');
+    console.log(`cline TUI: a ${bytes(answer)}-byte answer reached the parent as ${bytes(r.text)} bytes`);
+  } finally {
+    tmux('kill-server');
+    if (pane) await waitFor('the terminal UI to exit', () => !fs.existsSync(`/proc/${pane}`), { timeoutMs: 10_000 }).catch(() => {});
     await model.close();
     await world.close();
   }
