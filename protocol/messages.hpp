@@ -295,7 +295,7 @@ struct wire::shape<check_result> {
 
 // The harnesses whose tools a footer's calls can be for (subagent/wait's `reader`), in the
 // order of engine/text/reader_profile.hpp's reader_profiles (daemon/service/wait.cpp checks it).
-inline constexpr std::string_view reader_names[] = {"pi", "claude-code", "codex", "gemini", "opencode"};
+inline constexpr std::string_view reader_names[] = {"pi", "claude-code", "codex", "gemini", "opencode", "cline"};
 inline constexpr auto reader_name = [] {
   wire::one_of<std::size(reader_names)> codec{};
   for (std::size_t i = 0; i < std::size(reader_names); ++i) codec.allowed[i] = reader_names[i];

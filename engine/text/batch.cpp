@@ -120,6 +120,11 @@ surface_caps framed_caps(surface_caps caps, const reader_profile& reader) noexce
   const std::size_t frame_most = reader.frame_bytes + reader.line_indent_bytes * caps.max_lines;
   caps.per_result_bytes = caps.per_result_bytes > frame_most + caps.floor_bytes ? caps.per_result_bytes - frame_most
                                                                                 : caps.floor_bytes;
+  // The harness's own cut on one result (cline's 8,000 characters) must never land inside it.
+  if (reader.result_bytes > frame_most) {
+    caps.per_result_bytes = std::min(caps.per_result_bytes, reader.result_bytes - frame_most);
+    caps.floor_bytes = std::min(caps.floor_bytes, caps.per_result_bytes);
+  }
   return caps;
 }
 

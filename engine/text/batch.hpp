@@ -78,7 +78,8 @@ struct batch_options {
 
 // The caps a batch for `reader` holds each projection to: the per-result cap less the most the
 // harness adds around one result (its frame, and its indent on each of max_lines lines), never
-// below the floor. Pi adds nothing: `caps` as they are.
+// below the floor, and within the harness's own cut on one result (reader_profile::result_bytes,
+// cline's), the floor lowered to it when it is less. Pi adds nothing: `caps` as they are.
 surface_caps framed_caps(surface_caps caps, const reader_profile& reader) noexcept;
 
 // The header block before a section's projection: the `Subagent ...` line (id and title with

@@ -3,7 +3,7 @@
 // (projection_notice.hpp) and read_plan (text_page.hpp) are sized by it, so every call a footer
 // names returns exactly its lines in that harness (docs/design.md §4).
 //
-// Five profiles, chosen by the parent's client (`reader` in subagent/wait, `handoff read
+// Six profiles, chosen by the parent's client (`reader` in subagent/wait, `handoff read
 // --reader`); reader_profiles lists them, and the wire's accepted names (protocol/messages.hpp's
 // reader_names) are checked against it at compile time (daemon/service/wait.cpp):
 //   pi           Pi 1.6.0's `read` and `bash`: a page is at most 2000 lines and 51,200 bytes of
@@ -26,6 +26,13 @@
 //   opencode     opencode 1.18.33's `read {filePath, offset, limit}` (1-based): pages of at most
 //                2000 lines and 51,200 bytes, prefixes not counted; lines over 2,000 characters
 //                cut, so they are read in byte ranges through its `bash`.
+//   cline        cline 3.0.65's `read_files {files: [{path, start_line, end_line}]}` (1-based,
+//                inclusive): every line shown as "N | line", N right-aligned to the widest number
+//                of the range; cline cuts every string of a tool result over 8,000 characters in
+//                its middle, a page's text among them, so pages are at most 8,000 bytes with 10
+//                bytes a line for the prefix (numbers up to 7 digits); its shell, `run_commands`,
+//                is cut the same way. The bounded answer itself is held under that cut too
+//                (result_bytes).
 #pragma once
 
 #include <algorithm>
@@ -37,7 +44,7 @@
 namespace handoff {
 
 struct reader_profile {
-  std::string_view name;          // the wire name: "pi", "claude-code", "codex", "gemini", "opencode"
+  std::string_view name;          // the wire name: "pi", "claude-code", "codex", "gemini", "opencode", "cline"
   std::string_view read_tool;     // the file-reading tool the footer names ("read", "Read", "read_file")
   std::string_view bash_tool;     // the shell tool for byte ranges and the plan command
   std::size_t page_lines;         // most lines one read returns uncut
@@ -69,6 +76,10 @@ struct reader_profile {
   // Most bytes of calls or headings one `handoff read --plan` / `--outline` output holds: well
   // within what the harness's shell tool shows uncut.
   std::size_t plan_bytes = 16 * 1024;
+  // Most bytes of one result the harness shows whole, its frame included (cline cuts every tool
+  // result's strings in the middle past 8,000 characters, and a character is never fewer UTF-8
+  // bytes than UTF-16 units); a projection for this reader is held within it. 0: no such cut.
+  std::size_t result_bytes = 0;
 };
 
 inline constexpr reader_profile pi_reader{
@@ -110,9 +121,22 @@ inline constexpr reader_profile opencode_reader{
     .shown_by = "opencode (read: its read tool with filePath set to that path; bash: its bash tool)",
     .plan_bytes = 16 * 1024};
 
+// cline 3.0.65: the bounded text reaches its model as spawn_agent's result, which handoff's plugin
+// (`handoff hook cline`) replaces with the section alone (no frame). cline cuts each string of a
+// tool result past 8,000 characters (CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS), keeping its
+// first and last halves: the section, a read_files page and a run_commands output alike. Its
+// read_files shows a range's lines as "N | line", N padded to the range's widest number (10 bytes
+// a line allows numbers up to 9,999,999), and reads at most 2000 lines a call.
+inline constexpr reader_profile cline_reader{
+    .name = "cline", .read_tool = "read_files", .bash_tool = "run_commands", .page_lines = 2000,
+    .page_bytes = 8000, .line_prefix_bytes = 10, .frame_bytes = 0, .line_indent_bytes = 0,
+    .line_jump = "read_files start_line=LINE", .line_range_args = true,
+    .shown_by = "cline (read_files: its read_files tool with path set to that path; run_commands: its shell tool)",
+    .plan_bytes = 6 * 1024, .result_bytes = 8000};
+
 // Every profile, in the order of the wire's reader_names.
 inline constexpr const reader_profile* reader_profiles[] = {&pi_reader, &claude_code_reader, &codex_reader,
-                                                            &gemini_reader, &opencode_reader};
+                                                            &gemini_reader, &opencode_reader, &cline_reader};
 
 // The profile named `name`, or nullptr for a name handoff does not know.
 constexpr const reader_profile* find_reader_profile(std::string_view name) noexcept {

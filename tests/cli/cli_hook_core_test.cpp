@@ -129,11 +129,13 @@ TEST_CASE("hook core: no daemon to reach - unreachable with the reason, then a l
   CHECK(mode_of(copy) == 0600);
   CHECK(mode_of(copy.parent_path()) == 0700);
 
-  for (const handoff::reader_profile* reader : {&handoff::opencode_reader, &handoff::claude_code_reader, &handoff::gemini_reader}) {
+  for (const handoff::reader_profile* reader :
+       {&handoff::opencode_reader, &handoff::claude_code_reader, &handoff::gemini_reader, &handoff::cline_reader}) {
     CAPTURE(reader->name);
     const std::string text = core::local_head_tail(answer, *reader, copy, why);
     const handoff::surface_caps caps = handoff::framed_caps(handoff::surface_caps::wait(), *reader);
     CHECK(text.size() <= caps.per_result_bytes);
+    if (reader->result_bytes > 0) CHECK(text.size() <= reader->result_bytes);  // cline's cut never lands in it
     CHECK(lines_of(text) <= caps.max_lines);
     CHECK(text.starts_with("finding 0001 "));
     CHECK(text.find("VERDICT: ship it") != std::string::npos);

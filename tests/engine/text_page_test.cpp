@@ -414,3 +414,52 @@ TEST_CASE("read_plan, Gemini CLI's read_file: lines of at most 2,000 bytes in pa
   CHECK(steps[1].bytes);
   CHECK(steps[2].first_line == 4);
 }
+
+namespace {
+
+// What cline 3.0.65's read_files shows for lines start..end: each "N | line", N right-aligned to
+// the width of the range's last number, joined with '\n' (measured); its length in UTF-16 units,
+// which cline's 8,000-character cut counts.
+std::size_t cline_read_files_units(const std::vector<std::string_view>& lines, std::size_t start, std::size_t end) {
+  const std::size_t width = std::to_string(end).size();
+  std::size_t units = 0;
+  for (std::size_t i = start; i <= end; ++i) units += (i > start ? 1 : 0) + width + 3 + utf16_units(lines[i - 1]);
+  return units;
+}
+
+}  // namespace
+
+TEST_CASE("read_plan, cline's read_files: every page shown with its 'N | ' prefixes stays under cline's 8,000-character cut") {
+  const handoff::reader_profile& cline = handoff::cline_reader;
+  std::mt19937_64 engine(20261206);
+  const auto below = [&](std::size_t n) { return static_cast<std::size_t>(engine() % n); };
+  for (int i = 0; i < 200; ++i) {
+    CAPTURE(i);
+    const std::string text = random_lines(engine, {2500, 95, i % 2 == 0 ? 300u : 40u, i % 3 == 0 ? 30000u : 3000u, true});
+    const std::vector<std::string_view> lines = split(text);
+    const std::size_t first = 1 + below(lines.size());
+    const std::size_t last = first + below(lines.size() - first + 1);
+    handoff::read_plan plan(text, first, last, cline);
+    std::size_t line = first;
+    std::size_t byte_in_line = 0;
+    while (const auto step = plan.next()) {
+      REQUIRE(step->first_line == line);
+      if (step->bytes) {
+        const std::string_view shown = std::string_view(text).substr(step->first_byte, step->end_byte - step->first_byte);
+        CHECK(shown.size() <= 8000);  // run_commands' output, cut the same way
+        CHECK(lines[line - 1].substr(byte_in_line, shown.size()) == shown);
+        byte_in_line += shown.size();
+        if (byte_in_line == lines[line - 1].size()) {
+          ++line;
+          byte_in_line = 0;
+        }
+        continue;
+      }
+      REQUIRE(byte_in_line == 0);
+      CHECK(cline_read_files_units(lines, step->first_line, step->last_line) <= 8000);
+      CHECK(step->last_line - step->first_line + 1 <= cline.page_lines);
+      line = step->last_line + 1;
+    }
+    CHECK(line == last + 1);
+  }
+}

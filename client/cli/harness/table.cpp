@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/harness/claude_code/entry.hpp"
+#include "cli/harness/cline/entry.hpp"
 #include "cli/harness/codex/entry.hpp"
 #include "cli/harness/gemini/entry.hpp"
 #include "cli/harness/opencode/entry.hpp"
@@ -33,6 +34,12 @@ const std::vector<harness>& harnesses() {
        opencode::add_setup,
        "opencode's task results: the plugin's JSON input on stdin, the task's new output on stdout",
        opencode::add_hook},
+      {"cline",
+       "cline: a plugin whose afterTool bounds spawn_agent results under cline's 8,000-character cut "
+       "(${CLINE_DIR:-~/.cline}/plugins/handoff.js)",
+       cline::add_setup,
+       "cline's spawn_agent results: the plugin's JSON input on stdin, the call's new result on stdout",
+       cline::add_hook},
       {"pi",
        "Pi: the @handoff/pi package in Pi's packages, and the pi-subagents bridge when pi-subagents is installed "
        "(${PI_CODING_AGENT_DIR:-~/.pi/agent}/settings.json)",

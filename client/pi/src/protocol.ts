@@ -49,7 +49,7 @@ export const ErrorCode = {
 // ---- shared shapes --------------------------------------------------------------------------
 
 /** The harnesses a footer's calls can be for (protocol/messages.hpp's reader_names, in order). */
-export const READER_NAMES = ["pi", "claude-code", "codex", "gemini", "opencode"] as const;
+export const READER_NAMES = ["pi", "claude-code", "codex", "gemini", "opencode", "cline"] as const;
 
 /** How a child's run ended. */
 
