@@ -26,10 +26,8 @@ namespace fs = std::filesystem;
 
 inline constexpr std::string_view plugin_file = "plugins/handoff.js";  // in cline's directory
 
-struct cline_options {
+struct cline_options : setup_flags {
   std::string cline_dir;  // --cline-dir DIR: cline's directory [${CLINE_DIR:-~/.cline}]
-  bool remove = false;
-  bool dry_run = false;
 };
 
 bool is_handoff_plugin_file(const fs::path& path) {
@@ -84,15 +82,12 @@ int run_cline_setup(const cline_options& options) {
     dir = fs::path(home) / ".cline";
   }
   const fs::path plugin = dir / plugin_file;
-  try {
+  return run_setup("cline", [&] {
     if (options.remove)
       remove_plugin(plugin, options.dry_run);
     else
       write_plugin(plugin, options.dry_run);
-    return exit_ok;
-  } catch (const std::exception& e) {
-    return setup_failed("cline", e.what(), exit_failure);
-  }
+  });
 }
 
 }  // namespace
@@ -101,8 +96,7 @@ run_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<cline_options>();
   app.add_option("--cline-dir", options->cline_dir,
                  "cline's directory, whose plugins/ folder cline imports [${CLINE_DIR:-~/.cline}]");
-  add_setup_flags(app, options->remove, options->dry_run);
-  return [options] { return run_cline_setup(*options); };
+  return setup_runner(app, options, run_cline_setup);
 }
 
 }  // namespace handoff::cli::cline
