@@ -1,0 +1,102 @@
+#include "cli/harness/copilot/hook.hpp"
+
+#include <exception>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/harness/copilot/transcript.hpp"
+#include "cli/harness/core/bound_child.hpp"
+#include "cli/harness/core/local_bound.hpp"
+#include "engine/text/reader_profile.hpp"
+
+namespace handoff::cli::copilot {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string not_bounded(const std::string& why) {
+  return "handoff: this subagent result was not bounded (" + why + "); it passes as Copilot CLI gave it";
+}
+
+// The answer that has Copilot give the model `text` for the child.
+std::string modified_response(const std::string& text) {
+  return json{{"modifiedResponse", text}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string input_text(const json& object, const char* key) {
+  if (!object.contains(key) || !object[key].is_string()) return {};
+  return object[key].get<std::string>();
+}
+
+// handoffd did not bound it (`why`): the head and tail cut here, the full text in a private
+// copy the footer names; an answer that fits passes whole with the one line, if both stay under
+// Copilot's cut.
+hook_answer bounded_here(const std::string& answer, const std::string& why) {
+  if (hook_core::fits_alone(answer, copilot_reader)) {
+    const std::string whole = answer + "\n\n" + hook_core::passes_whole_line(why);
+    if (whole.size() <= copilot_output_cut_bytes) return {modified_response(whole), {}};
+    return {{}, not_bounded(why)};
+  }
+  try {
+    const fs::path copy = hook_core::write_private_copy(hook_core::unbounded_dir(), answer);
+    return {modified_response(hook_core::local_head_tail(answer, copilot_reader, copy, why)), {}};
+  } catch (const std::exception& e) {
+    return {{}, not_bounded(why + "; then " + e.what())};
+  }
+}
+
+hook_answer run_event(const std::string& input, const hook_core::hook_settings& settings) {
+  if (input.size() > hook_core::max_hook_input_bytes) return {};
+  const json hook = json::parse(input, nullptr, false);
+  if (!hook.is_object() || !hook.contains("response") || !hook["response"].is_string()) return {};
+  const std::string answer = hook["response"].get<std::string>();
+  const std::string agent = input_text(hook, "agentId");
+  std::string parent = input_text(hook, "parentAgentId");
+  if (parent.empty()) parent = input_text(hook, "sessionId");
+  if (agent.empty() || parent.empty()) {
+    if (!hook_core::fits_alone(answer, copilot_reader)) return {{}, not_bounded("no agent or session in the hook input")};
+    return {};
+  }
+  const std::string transcript = input_text(hook, "transcriptPath");
+  const copilot_call call = transcript.empty() ? copilot_call{} : read_copilot_call(transcript, agent);
+
+  hook_core::finished_child f;
+  for (const std::string& id : call.siblings) f.siblings.push_back({id, {}});
+  if (f.siblings.empty() && hook_core::fits_alone(answer, copilot_reader)) return {};
+  f.parent = parent;
+  f.child = call.call_id.empty() ? agent : call.call_id;
+  f.title = call.title;
+  f.answer = answer;
+  f.usage = hook_core::usage_against(call.tokens, settings.context_window ? settings.context_window : call.window);
+  f.reader = &copilot_reader;
+  f.max_result_bytes = static_cast<std::int64_t>(copilot_output_cut_bytes - copilot_reader.frame_bytes);
+  const hook_core::bound_outcome outcome = hook_core::bound_child(f, settings);
+  switch (outcome.what) {
+    case hook_core::bound_outcome::kind::section:
+      if (!outcome.section.truncated && outcome.section.text == answer) return {};
+      return {modified_response(outcome.section.text), {}};
+    case hook_core::bound_outcome::kind::held_back:
+      return {modified_response(outcome.text), {}};
+    case hook_core::bound_outcome::kind::not_bounded:
+    case hook_core::bound_outcome::kind::unreachable:
+      break;
+  }
+  return bounded_here(answer, hook_core::why_not_bounded(outcome));
+}
+
+}  // namespace
+
+hook_answer run_hook(const std::string& input, const hook_core::hook_settings& settings) {
+  // One place for input of unexpected types: the child's answer stands.
+  try {
+    return run_event(input, settings);
+  } catch (const std::exception& e) {
+    return {{}, not_bounded(e.what())};
+  }
+}
+
+}  // namespace handoff::cli::copilot

@@ -1,0 +1,45 @@
+// `handoff hook copilot`: the command GitHub Copilot CLI 1.0.102 runs for handoff's subagentStop
+// hook (installed by `handoff setup copilot`) as each subagent finishes, before Copilot turns its
+// answer into the task tool's result (or read_agent's, for a background agent) and cuts that
+// past 20,480 bytes to a 500-character head, the verdict lost. It reads one hook input (JSON) on
+// stdin, prints at most one JSON answer on stdout and always exits 0: whatever goes wrong, the
+// child's answer stands as Copilot has it, with one line on stderr saying it was not bounded.
+//
+// The input: {sessionId, transcriptPath, agentId, parentAgentId, agentName, agentType,
+// response (the child's whole answer), stopReason, stop_hook_active, cwd, timestamp}.
+// The answer: {"modifiedResponse": TEXT}, which Copilot gives the model instead of `response`.
+//
+// The child is the task call that started it (transcript.hpp: its toolCallId, else the agentId),
+// under the parent agent (parentAgentId, else sessionId) as parent; its siblings are the other
+// foreground task calls of the same assistant message, which Copilot runs in parallel, each
+// child's hook in its own process as it finishes, so they share one budget (batchWith). An
+// answer that fits (the wait caps for reader "copilot") with no sibling passes as it is, byte
+// for byte, with no daemon call; so does one the batch left whole. Otherwise the hook core
+// (cli/harness/core/bound_child.hpp) completes it in handoffd and takes back its section with
+// reader "copilot", the parent's usage (its latest model call's tokens against maxPromptTokens,
+// or $HANDOFF_CONTEXT_WINDOW) and maxResultBytes under Copilot's cut. When handoffd cannot be
+// reached or started (or does not bound it), the hook cuts the head and tail itself within the
+// same caps (cli/harness/core/local_bound.hpp), the full text in a private copy (Copilot's own
+// saved file is 0644 and deleted when the session ends), with one line saying so.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "cli/harness/core/hook_settings.hpp"
+
+namespace handoff::cli::copilot {
+
+// Copilot CLI 1.0.102 replaces a tool's output of more than this many bytes (UTF-8) with a
+// "saved to" note and its first 500 characters: 20,480 passed whole, 20,481 did not.
+inline constexpr std::size_t copilot_output_cut_bytes = 20 * 1024;
+
+struct hook_answer {
+  std::string out;   // stdout: the JSON answer, or empty (the child's answer stands)
+  std::string note;  // stderr: one line when a result over the cap was not bounded
+};
+
+// Runs one hook invocation on `input` (the bytes of stdin).
+hook_answer run_hook(const std::string& input, const hook_core::hook_settings& settings);
+
+}  // namespace handoff::cli::copilot
