@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, cliPath, longAnswer } from './harness.mjs';
-import { assistantTurns, lastToolResults, promptHas, startModel } from './scripted-chat.mjs';
+import { assistantTurns, lastToolResults, promptHas, startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
