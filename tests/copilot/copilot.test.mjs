@@ -34,7 +34,8 @@ function script(steps, answers) {
 }
 
 function setup(world, args = []) {
-  return execFileSync(cliPath, ['setup', 'copilot', ...args], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
+  const store = args.includes('--remove') ? [] : ['--artifact-dir', world.artifactDir];
+  return execFileSync(cliPath, ['setup', 'copilot', ...store, ...args], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
 }
 
 async function copilotWorld(respond, { install = true, daemon = true } = {}) {
@@ -201,8 +202,9 @@ test('without handoff Copilot gives the parent a head-only preview; setup puts i
     assert.deepEqual(hooks.sessionStart, [{ type: 'command', bash: 'true' }], "the user's hook kept");
     assert.equal(hooks.subagentStop.length, 1);
     assert.ok(hooks.subagentStop[0].bash.endsWith(' hook copilot'), hooks.subagentStop[0].bash);
+    assert.equal(hooks.preToolUse.length, 1);
+    assert.ok(hooks.preToolUse[0].bash.endsWith(` hook copilot --store '${world.artifactDir}'`), hooks.preToolUse[0].bash);
     setup(world, ['--remove']);
-    assert.equal(JSON.parse(fs.readFileSync(world.settingsPath(), 'utf8')).hooks.subagentStop, undefined);
     assert.deepEqual(JSON.parse(fs.readFileSync(world.settingsPath(), 'utf8')), JSON.parse(original), '--remove takes out exactly what setup put in');
     // With the hook gone, Copilot's own cut: a preview of the head, the verdict lost.
     const run = await world.copilot('PARENT audit', { model });

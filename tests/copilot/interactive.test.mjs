@@ -4,12 +4,13 @@
 // Copilot's own: the task's one line, no hook output, no error.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, cliPath, copilotPath, longAnswer } from './harness.mjs';
 import { assistantTurns, lastToolResults, promptHas, startModel } from '../support/scripted-chat.mjs';
-import { sleep } from '../support/world.mjs';
+import { sleep, waitFor } from '../support/world.mjs';
 
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
 const shellWord = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
@@ -27,7 +28,8 @@ class Tui {
     const env = { ...world.env(model), TERM: 'xterm-256color' };
     const exports = Object.entries(env).map(([k, v]) => `${k}=${shellWord(v)}`).join(' ');
     tmux(this.socket, '-f', '/dev/null', 'new-session', '-d', '-x', '160', '-y', '50', '-c', world.work,
-      `env -i ${exports} ${shellWord(copilotPath)}; sleep 600`);
+      `exec env -i ${exports} ${shellWord(copilotPath)}`);
+    this.pid = Number(tmux(this.socket, 'display-message', '-p', '#{pane_pid}').trim());
   }
 
   screen() {
@@ -52,8 +54,12 @@ class Tui {
     tmux(this.socket, 'send-keys', name);
   }
 
-  close() {
+  // Ends the session and resolves once Copilot has exited (it writes its session state as it
+  // goes, in the world about to be removed).
+  async close() {
     try { tmux(this.socket, 'kill-server'); } catch { /* gone */ }
+    await waitFor('copilot to exit', () => !fs.existsSync(`/proc/${this.pid}`), { timeoutMs: 20_000 })
+      .catch(() => { try { process.kill(this.pid, 'SIGKILL'); } catch { /* gone */ } });
   }
 }
 
@@ -71,7 +77,7 @@ async function session(world, model, seen) {
     const screen = await tui.waitFor(/The audit is done/, 90_000);
     return { screen, seen };
   } finally {
-    tui.close();
+    await tui.close();
   }
 }
 
@@ -83,6 +89,10 @@ function script(answer) {
     const turn = assistantTurns(request);
     if (turn === 0) return { calls: [{ name: 'task', arguments: { description: 'audit the parser', prompt: 'CHILD-LONG audit', agent_type: 'general-purpose', name: 'auditor' } }] };
     seen.push(...lastToolResults(request));
+    // With handoff, the footer's first page, read by Copilot's view in the UI's default mode.
+    const full = /Full text: (\/\S+?\.txt)/.exec(seen[0].text)?.[1];
+    const page = /view view_range=\[(\d+),(\d+)\]/.exec(seen[0].text);
+    if (turn === 1 && full && page) return { calls: [{ name: 'view', arguments: { path: full, view_range: [Number(page[1]), Number(page[2])] } }] };
     return { text: 'The audit is done.' };
   };
   return { respond, seen };
@@ -98,7 +108,7 @@ test('in the terminal UI the task line shows the bounded answer\'s first line, a
   try {
     await world.startDaemon();
     const before = await session(world, plain, without.seen);
-    execFileSync(cliPath, ['setup', 'copilot'], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
+    execFileSync(cliPath, ['setup', 'copilot', '--artifact-dir', world.artifactDir], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
     const after = await session(world, bounded, withHandoff.seen);
 
     // The model: Copilot's preview without handoff, the bounded answer with it.
@@ -108,6 +118,11 @@ test('in the terminal UI the task line shows the bounded answer\'s first line, a
     assert.ok(got.startsWith('finding 0001 '));
     assert.match(got, /VERDICT: ship it/);
     assert.match(got, /view view_range=\[\d+,\d+\]/);
+    // Its first page, read by view in the UI's default (manual approval) mode without a prompt
+    // (handoff's preToolUse hook allows the store): exactly the lines it names.
+    const [first, last] = /view view_range=\[(\d+),(\d+)\]/.exec(got).slice(1).map(Number);
+    assert.equal(withHandoff.seen[1]?.name, 'view');
+    assert.deepEqual(withHandoff.seen[1].text.split('\n'), answer.split('\n').slice(first - 1, last));
 
     // The screen, from the prompt to the reply: the task's line and its one result line (its
     // first line); nothing of handoff's besides, no hook error, no more lines than Copilot's own.
@@ -116,8 +131,14 @@ test('in the terminal UI the task line shows the bounded answer\'s first line, a
     const taskLine = /└ (.*)$/m.exec(turn(after.screen))?.[1] ?? '';
     assert.ok(taskLine.startsWith('finding 0001 '), after.screen);
     assert.doesNotMatch(turn(after.screen), /handoff|[Hh]ook|[Ee]rror|VERDICT|Truncated/, after.screen);
-    const lines = (s) => turn(s).split('\n').filter((l) => l.trim() !== '').length;
-    assert.equal(lines(after.screen), lines(before.screen), `${turn(before.screen)}\n---\n${turn(after.screen)}`);
+    // Up to the task's result line, as many lines as Copilot's own (its notice of its MCP servers
+    // lands before or after the prompt, as its loading goes).
+    const task = (s) => { const t = turn(s); return t.slice(0, t.indexOf('\n', t.indexOf('└'))); };
+    const lines = (s) => task(s).split('\n').filter((l) => l.trim() !== '' && !/MCP Servers reloaded/.test(l)).length;
+    assert.equal(lines(after.screen), lines(before.screen), `${task(before.screen)}\n---\n${task(after.screen)}`);
+    // The page read shows as Copilot's own read line, with no prompt for the path.
+    assert.match(turn(after.screen), /● Read [0-9a-f]{64}\.txt L\d+:\d+ \(\d+ lines read\)/);
+    assert.doesNotMatch(after.screen, /Allow path access/);
     console.log(`copilot TUI: task line without handoff "${/└ (.*)/.exec(turn(before.screen))[1].slice(0, 60)}", with it "${taskLine.slice(0, 60)}"; the model got ${bytes(before.seen[0].text)} -> ${bytes(got)} bytes`);
   } finally {
     await plain.close();

@@ -1,5 +1,8 @@
 #include "cli/harness/copilot/hook.hpp"
 
+#include <sys/stat.h>
+
+#include <cctype>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -49,9 +52,38 @@ hook_answer bounded_here(const std::string& answer, const std::string& why) {
   }
 }
 
-hook_answer run_event(const std::string& input, const hook_core::hook_settings& settings) {
+// A full text handoff wrote: <dir>/<64 hex digits>.txt, `dir` one of `dirs`, the path absolute
+// and normal, a regular file (not a symlink).
+bool is_full_text(const fs::path& path, const std::vector<fs::path>& dirs) {
+  if (!path.is_absolute() || path.lexically_normal() != path) return false;
+  const std::string name = path.filename().string();
+  if (name.size() != 64 + 4 || !name.ends_with(".txt")) return false;
+  for (std::size_t i = 0; i < 64; ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(name[i])) || std::isupper(static_cast<unsigned char>(name[i]))) return false;
+  bool in_dir = false;
+  for (const fs::path& dir : dirs) in_dir = in_dir || (!dir.empty() && path.parent_path() == dir.lexically_normal());
+  if (!in_dir) return false;
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// preToolUse: Copilot's view of a full text a footer names is allowed; nothing else is answered.
+hook_answer allow_full_text_view(const json& hook, const std::vector<std::string>& stores) {
+  if (input_text(hook, "toolName") != "view" || !hook.contains("toolArgs") || !hook["toolArgs"].is_object()) return {};
+  const std::string path = input_text(hook["toolArgs"], "path");
+  std::vector<fs::path> dirs(stores.begin(), stores.end());
+  dirs.push_back(hook_core::unbounded_dir());
+  if (path.empty() || !is_full_text(path, dirs)) return {};
+  return {json{{"permissionDecision", "allow"}, {"permissionDecisionReason", "handoff: the full text of a subagent's answer"}}
+              .dump(-1, ' ', false, json::error_handler_t::replace),
+          {}};
+}
+
+hook_answer run_event(const std::string& input, const hook_core::hook_settings& settings,
+                      const std::vector<std::string>& stores) {
   if (input.size() > hook_core::max_hook_input_bytes) return {};
   const json hook = json::parse(input, nullptr, false);
+  if (hook.is_object() && hook.contains("toolName") && !hook.contains("response")) return allow_full_text_view(hook, stores);
   if (!hook.is_object() || !hook.contains("response") || !hook["response"].is_string()) return {};
   const std::string answer = hook["response"].get<std::string>();
   const std::string agent = input_text(hook, "agentId");
@@ -90,10 +122,11 @@ hook_answer run_event(const std::string& input, const hook_core::hook_settings& 
 
 }  // namespace
 
-hook_answer run_hook(const std::string& input, const hook_core::hook_settings& settings) {
-  // One place for input of unexpected types: the child's answer stands.
+hook_answer run_hook(const std::string& input, const hook_core::hook_settings& settings,
+                     const std::vector<std::string>& stores) {
+  // One place for input of unexpected types: the child's answer (or Copilot's permission) stands.
   try {
-    return run_event(input, settings);
+    return run_event(input, settings, stores);
   } catch (const std::exception& e) {
     return {{}, not_bounded(e.what())};
   }

@@ -5,7 +5,14 @@
 // stdin, prints at most one JSON answer on stdout and always exits 0: whatever goes wrong, the
 // child's answer stands as Copilot has it, with one line on stderr saying it was not bounded.
 //
-// The input: {sessionId, transcriptPath, agentId, parentAgentId, agentName, agentType,
+// preToolUse (its input {sessionId, timestamp, cwd, toolName, toolArgs}): a `view` whose path is
+// a full text in one of the stores setup named (`--store DIR`) or among the hook's own private
+// copies (an absolute, normal path; a regular file, not a symlink, named <sha256>.txt) is
+// answered {"permissionDecision": "allow"}, so the footer's pages read in the terminal UI without
+// a prompt for a path outside the project (measured: "Allow path access" otherwise); anything
+// else gets no answer, and Copilot's own permissions decide.
+//
+// subagentStop's input: {sessionId, transcriptPath, agentId, parentAgentId, agentName, agentType,
 // response (the child's whole answer), stopReason, stop_hook_active, cwd, timestamp}.
 // The answer: {"modifiedResponse": TEXT}, which Copilot gives the model instead of `response`.
 //
@@ -25,6 +32,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "cli/harness/core/hook_settings.hpp"
 
@@ -39,7 +47,8 @@ struct hook_answer {
   std::string note;  // stderr: one line when a result over the cap was not bounded
 };
 
-// Runs one hook invocation on `input` (the bytes of stdin).
-hook_answer run_hook(const std::string& input, const hook_core::hook_settings& settings);
+// Runs one hook invocation on `input` (the bytes of stdin); `stores`: the --store directories.
+hook_answer run_hook(const std::string& input, const hook_core::hook_settings& settings,
+                     const std::vector<std::string>& stores = {});
 
 }  // namespace handoff::cli::copilot
