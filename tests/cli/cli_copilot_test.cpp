@@ -342,6 +342,45 @@ TEST_CASE("hook copilot: malformed input, other events and a missing transcript 
   check_bounded(modified(hook(lost, s.env())), big);
 }
 
+TEST_CASE("hook copilot preToolUse: view of a full text in a named store or the private copies is allowed, and anything else is left to Copilot") {
+  temp_dir dir("handoff-copilot-pre");
+  const fs::path store = dir / "store";
+  const fs::path cache = dir / "cache";
+  const std::string name = std::string(64, 'a') + ".txt";
+  write_text(store / name, "full text\n");
+  write_text(cache / "handoff" / "unbounded" / name, "full text\n");
+  write_text(dir / "elsewhere" / name, "not a store\n");
+  fs::create_symlink(dir / "elsewhere" / name, store / (std::string(64, 'b') + ".txt"));
+  write_text(store / "notes.txt", "not a full text\n");
+  const std::vector<std::string> env = {"XDG_CACHE_HOME=" + cache.string(), "HOME=" + (dir / "home").string(),
+                                        "HANDOFF_AUTOSTART=0"};
+  const auto pre = [&](const std::string& tool, const json& args) {
+    const json input = {{"sessionId", "s"}, {"timestamp", 1}, {"cwd", (dir / "work").string()}, {"toolName", tool}, {"toolArgs", args}};
+    return cli_process({"hook", "copilot", "--store", store.string()}, input.dump(), env).finish(std::chrono::seconds(20));
+  };
+  const auto allowed = [](const cli_result& r) {
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    if (r.out.empty()) return false;
+    const json out = json::parse(r.out);
+    return out["permissionDecision"] == "allow";
+  };
+  CHECK(allowed(pre("view", {{"path", (store / name).string()}, {"view_range", {1, 20}}})));
+  CHECK(allowed(pre("view", {{"path", (cache / "handoff" / "unbounded" / name).string()}})));
+  for (const json& args : {json{{"path", (dir / "elsewhere" / name).string()}},                         // not a store
+                           json{{"path", (store / (std::string(64, 'b') + ".txt")).string()}},           // a symlink
+                           json{{"path", (store / "notes.txt").string()}},                                // not <sha256>.txt
+                           json{{"path", (store / ".." / "elsewhere" / name).string()}},                  // not normal
+                           json{{"path", (store / (std::string(64, 'c') + ".txt")).string()}},           // not there
+                           json{{"path", "store/" + name}}, json{{"path", 42}}, json::object()}) {
+    const cli_result r = pre("view", args);
+    CHECK_MESSAGE(!allowed(r), args.dump());
+    CHECK(r.out.empty());
+  }
+  // Other tools, even on a full text: no answer, Copilot's permissions decide.
+  CHECK(pre("bash", {{"command", "cat " + (store / name).string()}}).out.empty());
+  CHECK(pre("edit", {{"path", (store / name).string()}}).out.empty());
+}
+
 namespace {
 
 // A temporary COPILOT_HOME for `handoff setup copilot`, its settings file not yet made.
@@ -349,9 +388,10 @@ struct copilot_home {
   temp_dir dir{"handoff-setup-copilot"};
   fs::path home = dir / "copilot-home";
   fs::path settings = home / "settings.json";
+  fs::path store = dir / "store";
 
   cli_result setup(std::vector<std::string> args = {}) const {
-    args.insert(args.begin(), {"setup", "copilot"});
+    args.insert(args.begin(), {"setup", "copilot", "--artifact-dir", store.string()});
     return cli_process(args, {}, {"COPILOT_HOME=" + home.string(), "HOME=" + (dir / "home").string()})
         .finish(std::chrono::seconds(20));
   }
@@ -361,6 +401,9 @@ std::string hook_command() { return "'" + fs::canonical(HANDOFF_CLI_PATH).string
 
 ordered_json handoff_entry(const std::string& command = hook_command()) {
   return {{"type", "command"}, {"bash", command}, {"timeoutSec", 1800}};
+}
+ordered_json handoff_pre_entry(const fs::path& store, const std::string& command = hook_command()) {
+  return {{"type", "command"}, {"bash", command + " --store '" + store.string() + "'"}, {"timeoutSec", 10}};
 }
 
 const std::string user_settings = R"({
@@ -393,7 +436,9 @@ TEST_CASE("setup copilot: a fresh settings file gets the hook alone, a second ru
   CHECK_MESSAGE(r.status == 0, r.err);
   CHECK(r.out == "setup copilot: wrote handoff's entries to " + h.settings.string() + "\n");
   const std::string written = read_text(h.settings);
-  CHECK(written == ordered_json{{"hooks", {{"subagentStop", ordered_json::array({handoff_entry()})}}}}.dump(2) + "\n");
+  CHECK(written == ordered_json{{"hooks", {{"subagentStop", ordered_json::array({handoff_entry()})},
+                                           {"preToolUse", ordered_json::array({handoff_pre_entry(h.store)})}}}}
+                           .dump(2) + "\n");
   CHECK(mode_of(h.settings) == 0600);
   CHECK(h.setup().out == "setup copilot: " + h.settings.string() + " already has handoff's entries; nothing to change\n");
   CHECK(read_text(h.settings) == written);
@@ -408,6 +453,7 @@ TEST_CASE("setup copilot: the user's hooks and members are kept in order, an old
   REQUIRE(h.setup().status == 0);
   ordered_json expected = ordered_json::parse(user_settings);
   expected["hooks"]["subagentStop"].push_back(handoff_entry());
+  expected["hooks"]["preToolUse"] = ordered_json::array({handoff_pre_entry(h.store)});
   CHECK(ordered_json::parse(read_text(h.settings)).dump() == expected.dump());
   CHECK(mode_of(h.settings) == 0644);
   CHECK(h.setup({"--remove"}).status == 0);
@@ -415,13 +461,25 @@ TEST_CASE("setup copilot: the user's hooks and members are kept in order, an old
 
   ordered_json old = ordered_json::parse(user_settings);
   old["hooks"]["subagentStop"].insert(old["hooks"]["subagentStop"].begin(), handoff_entry("'/opt/old/handoff' hook copilot"));
+  old["hooks"]["preToolUse"] = ordered_json::array(
+      {{{"type", "command"}, {"bash", "guard-tool"}}, handoff_pre_entry("/old/store", "'/opt/old/handoff' hook copilot")});
   write_text(h.settings, old.dump(2) + "\n");
   REQUIRE(h.setup().status == 0);
   const ordered_json got = ordered_json::parse(read_text(h.settings));
   REQUIRE(got["hooks"]["subagentStop"].size() == 2);
   CHECK(got["hooks"]["subagentStop"][0] == handoff_entry());
   CHECK(got["hooks"]["subagentStop"][1]["bash"] == "notify-send subagent-done");
+  REQUIRE(got["hooks"]["preToolUse"].size() == 2);
+  CHECK(got["hooks"]["preToolUse"][0]["bash"] == "guard-tool");
+  CHECK(got["hooks"]["preToolUse"][1] == handoff_pre_entry(h.store));
   CHECK_FALSE(has(read_text(h.settings), "/opt/old/handoff"));
+  CHECK_FALSE(has(read_text(h.settings), "/old/store"));
+  // A user's hook that only mentions handoff is not handoff's.
+  ordered_json mention = ordered_json::parse(user_settings);
+  mention["hooks"]["preToolUse"] = ordered_json::array({{{"type", "command"}, {"bash", "echo 'x' hook copilot --stores"}}});
+  write_text(h.settings, mention.dump(2) + "\n");
+  REQUIRE(h.setup({"--remove"}).status == 0);
+  CHECK(ordered_json::parse(read_text(h.settings)) == mention);
 }
 
 TEST_CASE("setup copilot --dry-run prints the file as it would be and changes nothing, and without COPILOT_HOME it is HOME/.copilot") {
@@ -433,9 +491,13 @@ TEST_CASE("setup copilot --dry-run prints the file as it would be and changes no
   CHECK_FALSE(fs::exists(h.settings));
 
   const fs::path home = h.dir / "home";
-  const cli_result r = cli_process({"setup", "copilot"}, {}, {"COPILOT_HOME", "HOME=" + home.string()}).finish(std::chrono::seconds(20));
+  const cli_result r = cli_process({"setup", "copilot"}, {}, {"COPILOT_HOME", "XDG_CACHE_HOME", "HOME=" + home.string()})
+                           .finish(std::chrono::seconds(20));
   CHECK_MESSAGE(r.status == 0, r.err);
-  CHECK(has(read_text(home / ".copilot" / "settings.json"), hook_command()));
+  const ordered_json got = ordered_json::parse(read_text(home / ".copilot" / "settings.json"));
+  CHECK(got["hooks"]["subagentStop"][0] == handoff_entry());
+  // Without --artifact-dir: handoffd's default store.
+  CHECK(got["hooks"]["preToolUse"][0] == handoff_pre_entry(home / ".cache" / "handoff" / "results"));
 }
 
 TEST_CASE("setup copilot: invalid JSON, hooks of another shape, and a symlink are refused, the file untouched") {
@@ -445,6 +507,7 @@ TEST_CASE("setup copilot: invalid JSON, hooks of another shape, and a symlink ar
       {"[1, 2]\n", "expected a JSON object"},
       {"{\"hooks\": []}\n", "\"hooks\" is not an object"},
       {"{\"hooks\": {\"subagentStop\": {\"type\": \"command\"}}}\n", "\"hooks.subagentStop\" is not an array"},
+      {"{\"hooks\": {\"preToolUse\": \"x\"}}\n", "\"hooks.preToolUse\" is not an array"},
   };
   for (const auto& [text, why] : refused) {
     write_text(h.settings, text);

@@ -37,11 +37,11 @@ std::string input_text(const json& object, const char* key) {
 
 // handoffd did not bound it (`why`): the head and tail cut here, the full text in a private
 // copy the footer names; an answer that fits passes whole with the one line, if both stay under
-// Copilot's cut.
+// Copilot's cut (read_agent's header counted).
 hook_answer bounded_here(const std::string& answer, const std::string& why) {
   if (hook_core::fits_alone(answer, copilot_reader)) {
     const std::string whole = answer + "\n\n" + hook_core::passes_whole_line(why);
-    if (whole.size() <= copilot_output_cut_bytes) return {modified_response(whole), {}};
+    if (whole.size() + copilot_reader.frame_bytes <= copilot_output_cut_bytes) return {modified_response(whole), {}};
     return {{}, not_bounded(why)};
   }
   try {
