@@ -137,6 +137,68 @@ test('four children of one turn share one budget: 48 KiB in all, each under Copi
   }
 });
 
+test('a line longer than a view page is read back through Copilot\'s bash in byte ranges, each exact and under the cut', async () => {
+  const lines = longAnswer(1201, 57).split('\n');
+  lines[600] = 'L'.repeat(20_000) + '文'.repeat(10_000);  // 50,000 bytes: over a 20,000-byte page
+  const answer = lines.join('\n');
+  // The footer's calls in order: view pages and bash commands.
+  const calls = (text) => [...text.matchAll(/view view_range=\[(\d+),(\d+)\]|bash `([^`]+)`/g)]
+    .map((m) => (m[3] ? { bash: m[3] } : { view: [Number(m[1]), Number(m[2])] }));
+  const full = (text) => /(?:Full text: |read --reader copilot --plan \d+-\d+ ')(\/\S+?\.txt)/.exec(text)?.[1];
+  let path;
+  const run = (text) => ({ calls: calls(text).map((c) => (c.bash ? { name: 'bash', arguments: { command: c.bash, description: 'read a range' } }
+    : { name: 'view', arguments: { path, view_range: c.view } })) });
+  // The footer lists its calls, or (no room for them all) the command that lists them: run it first.
+  const plan = (text) => /bash `([^`]+ --plan [^`]+)`/.exec(text)?.[1];
+  const { respond, seen } = script([
+    () => ({ calls: [task('CHILD-WIDE audit the parser', 'audit the parser')] }),
+    ([bounded]) => {
+      path = full(bounded.text);
+      return plan(bounded.text) ? { calls: [{ name: 'bash', arguments: { command: plan(bounded.text), description: 'list the calls' } }] } : run(bounded.text);
+    },
+    ([listed]) => (listed.name === 'bash' && /^# The calls/.test(listed.text) ? run(listed.text) : { text: 'done' }),
+  ], { 'CHILD-WIDE': answer });
+  const { world, model } = await copilotWorld(respond);
+  try {
+    const run = await world.copilot('PARENT delegate the audit', { model });
+    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    const [bounded] = seen[0];
+    assert.match(bounded.text, /VERDICT: ship it/);
+    const listing = plan(bounded.text) ? seen[1][0].text : bounded.text;
+    if (plan(bounded.text)) assert.ok(bytes(listing) <= copilotCut, `the plan: ${bytes(listing)} bytes`);
+    const steps = calls(listing.replace(/bash `[^`]+ --plan [^`]+`/, ''));
+    assert.ok(steps.some((c) => c.bash) && steps.some((c) => c.view), listing.slice(-800));
+    const outputs = seen.at(-1);
+    assert.equal(outputs.length, steps.length);
+    const bytesOf = Buffer.from(answer, 'utf8');
+    const lineStarts = [0];
+    for (let i = 0; i < bytesOf.length; i++) if (bytesOf[i] === 0x0a) lineStarts.push(i + 1);
+    const lineOf = (byte) => lineStarts.findLastIndex((start) => start <= byte) + 1;
+    const covered = [];
+    steps.forEach((c, i) => {
+      const out = outputs[i].text;
+      assert.ok(bytes(out) <= copilotCut, `call ${i}: ${bytes(out)} bytes`);
+      if (c.view) {
+        assert.deepEqual(out.split('\n'), lines.slice(c.view[0] - 1, c.view[1]));
+        for (let l = c.view[0]; l <= c.view[1]; l++) covered.push(l);
+        return;
+      }
+      const range = /--bytes (\d+)-(\d+)/.exec(c.bash);
+      const [from, to] = [Number(range[1]), Number(range[2])];
+      const shell = /^([\s\S]*)\n<shellId: \d+ completed with exit code 0>$/.exec(out);
+      assert.ok(shell, out.slice(-200));
+      assert.equal(shell[1], bytesOf.subarray(from, to).toString('utf8'), `bytes ${from}-${to}`);
+      if (covered.at(-1) !== lineOf(from)) covered.push(lineOf(from));
+    });
+    const omitted = /omitted lines (\d+)-(\d+)/.exec(bounded.text);
+    assert.deepEqual(covered, Array.from({ length: Number(omitted[2]) - Number(omitted[1]) + 1 }, (_, k) => Number(omitted[1]) + k));
+    console.log(`copilot: a ${bytes(answer)}-byte answer with a 50,000-byte line: ${bytes(bounded.text)} bytes, ${plan(bounded.text) ? 'the plan command, then ' : ''}${steps.filter((c) => c.view).length} view and ${steps.filter((c) => c.bash).length} bash calls, each exact`);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
 test('a short answer passes byte for byte, with nothing stored', async () => {
   const answer = 'The parser is fine.\n\nVERDICT: ship it';
   const { respond, seen } = script([() => ({ calls: [task('CHILD-SHORT check the parser')] })], { 'CHILD-SHORT': answer });
