@@ -342,6 +342,40 @@ TEST_CASE("hook copilot: malformed input, other events and a missing transcript 
   check_bounded(modified(hook(lost, s.env())), big);
 }
 
+TEST_CASE("hook copilot postToolUseFailure: a failed task call is cancelled in handoffd, so its sibling's wait ends at once") {
+  daemon_process daemon;
+  copilot_session s(daemon.socket().string());
+  s.message({{"call_1", "report A", ""}, {"call_2", "report B", ""}});
+  s.started("agent-a", "call_1", "report A");
+  const std::string answer = long_answer(1800, 57, "A-");
+  cli_result first;
+  std::atomic<bool> first_done{false};
+  std::thread t([&] {
+    first = hook(s.stop("agent-a", answer), s.env({"HANDOFF_HOOK_SIBLINGS_WAIT_MS=60000"}));
+    first_done = true;
+  });
+  REQUIRE(handoff::test::waits_asleep(daemon.socket(), 1));
+  CHECK_FALSE(first_done.load());  // it waits for call_2
+  // Copilot's postToolUseFailure for call_2: no transcriptPath, no call id, the task's arguments.
+  const json failure = {{"sessionId", s.session}, {"timestamp", 1}, {"cwd", (s.dir / "work").string()},
+                        {"toolName", "task"},
+                        {"toolArgs", {{"description", "report B"}, {"prompt", "do report B"}, {"agent_type", "general-purpose"}}},
+                        {"error", "400 bad request"}};
+  const auto started = std::chrono::steady_clock::now();
+  const cli_result r = hook(failure, s.env({"COPILOT_HOME=" + (s.home / ".copilot").string()}));
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+  t.join();
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+  check_bounded(modified(first), answer, "A-");
+  // Arguments no call of the transcript has: nothing cancelled, nothing printed.
+  json other = failure;
+  other["toolArgs"]["prompt"] = "something else";
+  const cli_result none = hook(other, s.env({"COPILOT_HOME=" + (s.home / ".copilot").string()}));
+  CHECK(none.status == 0);
+  CHECK(none.out.empty());
+}
+
 TEST_CASE("hook copilot preToolUse: view of a full text in a named store or the private copies is allowed, and anything else is left to Copilot") {
   temp_dir dir("handoff-copilot-pre");
   const fs::path store = dir / "store";
@@ -405,6 +439,9 @@ ordered_json handoff_entry(const std::string& command = hook_command()) {
 ordered_json handoff_pre_entry(const fs::path& store, const std::string& command = hook_command()) {
   return {{"type", "command"}, {"bash", command + " --store '" + store.string() + "'"}, {"timeoutSec", 10}};
 }
+ordered_json handoff_failure_entry(const std::string& command = hook_command()) {
+  return {{"type", "command"}, {"bash", command}, {"timeoutSec", 30}};
+}
 
 const std::string user_settings = R"({
   "model": "gpt-4.1",
@@ -437,7 +474,8 @@ TEST_CASE("setup copilot: a fresh settings file gets the hook alone, a second ru
   CHECK(r.out == "setup copilot: wrote handoff's entries to " + h.settings.string() + "\n");
   const std::string written = read_text(h.settings);
   CHECK(written == ordered_json{{"hooks", {{"subagentStop", ordered_json::array({handoff_entry()})},
-                                           {"preToolUse", ordered_json::array({handoff_pre_entry(h.store)})}}}}
+                                           {"preToolUse", ordered_json::array({handoff_pre_entry(h.store)})},
+                                           {"postToolUseFailure", ordered_json::array({handoff_failure_entry()})}}}}
                            .dump(2) + "\n");
   CHECK(mode_of(h.settings) == 0600);
   CHECK(h.setup().out == "setup copilot: " + h.settings.string() + " already has handoff's entries; nothing to change\n");
@@ -454,6 +492,7 @@ TEST_CASE("setup copilot: the user's hooks and members are kept in order, an old
   ordered_json expected = ordered_json::parse(user_settings);
   expected["hooks"]["subagentStop"].push_back(handoff_entry());
   expected["hooks"]["preToolUse"] = ordered_json::array({handoff_pre_entry(h.store)});
+  expected["hooks"]["postToolUseFailure"] = ordered_json::array({handoff_failure_entry()});
   CHECK(ordered_json::parse(read_text(h.settings)).dump() == expected.dump());
   CHECK(mode_of(h.settings) == 0644);
   CHECK(h.setup({"--remove"}).status == 0);
@@ -508,6 +547,7 @@ TEST_CASE("setup copilot: invalid JSON, hooks of another shape, and a symlink ar
       {"{\"hooks\": []}\n", "\"hooks\" is not an object"},
       {"{\"hooks\": {\"subagentStop\": {\"type\": \"command\"}}}\n", "\"hooks.subagentStop\" is not an array"},
       {"{\"hooks\": {\"preToolUse\": \"x\"}}\n", "\"hooks.preToolUse\" is not an array"},
+      {"{\"hooks\": {\"postToolUseFailure\": {}}}\n", "\"hooks.postToolUseFailure\" is not an array"},
   };
   for (const auto& [text, why] : refused) {
     write_text(h.settings, text);

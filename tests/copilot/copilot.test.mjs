@@ -199,6 +199,32 @@ test('a line longer than a view page is read back through Copilot\'s bash in byt
   }
 });
 
+test('a child that fails (no subagentStop) is cancelled by the postToolUseFailure hook: its sibling does not wait for it', async () => {
+  const answer = longAnswer(700, 57, 'A-');
+  const { respond: base, seen } = script([
+    () => ({ calls: [task('CHILD-A review a part'), task('CHILD-B review a part')] }),
+  ], { 'CHILD-A': answer });
+  // Child B's model call fails with an error Copilot does not retry.
+  const respond = (request) => (promptHas(request, 'CHILD-B ') ? { status: 400, error: 'bad request for B' } : base(request));
+  const { world, model } = await copilotWorld(respond);
+  try {
+    const run = await world.copilot('PARENT review two parts', { model, timeoutMs: 90_000 });
+    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    assert.ok(run.ms < 60_000, `${run.ms} ms: the sibling waited for the failed child`);
+    const [a, b] = seen[0];
+    assert.ok(a.text.startsWith('A-finding 0001'), a.text.slice(0, 100));
+    assert.match(a.text, /A-VERDICT: ship it/);
+    assert.match(b.text, /bad request for B/);
+    // handoffd knew both (A's hook started B as its sibling), and none is left running.
+    const status = await world.status();
+    assert.equal(status.children.running, 0, JSON.stringify(status));
+    assert.equal(Object.values(status.children).reduce((n, k) => n + k, 0), 2, JSON.stringify(status));
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
 test('a short answer passes byte for byte, with nothing stored', async () => {
   const answer = 'The parser is fine.\n\nVERDICT: ship it';
   const { respond, seen } = script([() => ({ calls: [task('CHILD-SHORT check the parser')] })], { 'CHILD-SHORT': answer });

@@ -7,7 +7,9 @@
 // (whose conversation it is, what the last tool calls returned) and returns the next answer:
 //   { text }                              a final assistant message
 //   { calls: [{ name, arguments }] }      tool calls (arguments: an object or JSON text)
-// optionally with `usage` ({ prompt_tokens, completion_tokens }). A bare string is `{ text }`.
+// optionally with `usage` ({ prompt_tokens, completion_tokens }), or
+//   { status, error }                     an HTTP error (status >= 400) with that message
+// A bare string is `{ text }`.
 // Requests it cannot place (opencode's title generation, ...) get a short text. Node built-ins only.
 import http from 'node:http';
 
@@ -79,6 +81,11 @@ export async function startModel(respond) {
       }
       if (answer === undefined || answer === null) answer = { text: 'ok' };
       if (typeof answer === 'string') answer = { text: answer };
+      if (answer.status >= 400) {
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: answer.error ?? 'scripted error', type: 'invalid_request_error' } }));
+        return;
+      }
       const model = request.model ?? 'scripted-1';
       const usage = { prompt_tokens: 1000, completion_tokens: 10, total_tokens: 1010, ...(answer.usage ?? {}) };
       if (!request.stream) {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "cli/harness/copilot/transcript.hpp"
 #include "cli/harness/core/bound_child.hpp"
+#include "cli/harness/core/daemon_link.hpp"
 #include "cli/harness/core/local_bound.hpp"
 #include "engine/text/reader_profile.hpp"
 
@@ -79,10 +81,39 @@ hook_answer allow_full_text_view(const json& hook, const std::vector<std::string
           {}};
 }
 
+// The transcript of session `session`: ${COPILOT_HOME:-$HOME/.copilot}/session-state/<session>/
+// events.jsonl; empty when the id is not a plain name or neither variable is set.
+fs::path session_transcript(const std::string& session) {
+  if (session.empty() || session.size() > 128) return {};
+  for (const char c : session)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return {};
+  fs::path home;
+  if (const char* dir = std::getenv("COPILOT_HOME"); dir != nullptr && *dir != '\0')
+    home = dir;
+  else if (const char* user = std::getenv("HOME"); user != nullptr && *user != '\0')
+    home = fs::path(user) / ".copilot";
+  return home.empty() ? home : home / "session-state" / session / "events.jsonl";
+}
+
+// postToolUseFailure of a task: the child will not complete (no subagentStop runs for it), so
+// handoffd cancels it and no sibling's wait waits for it. Its input names neither the call nor
+// the transcript: the session's transcript gives the call, by its arguments, and whose it is.
+hook_answer forget_failed_task(const json& hook, const hook_core::hook_settings& settings) {
+  if (input_text(hook, "toolName") != "task" || !hook.contains("toolArgs")) return {};
+  const std::string session = input_text(hook, "sessionId");
+  const fs::path path = session_transcript(session);
+  if (path.empty()) return {};
+  const std::optional<task_call> call = find_task_call(path, hook["toolArgs"]);
+  if (!call) return {};
+  hook_core::cancel_child(settings, call->agent.empty() ? session : call->agent, call->call_id);
+  return {};
+}
+
 hook_answer run_event(const std::string& input, const hook_core::hook_settings& settings,
                       const std::vector<std::string>& stores) {
   if (input.size() > hook_core::max_hook_input_bytes) return {};
   const json hook = json::parse(input, nullptr, false);
+  if (hook.is_object() && hook.contains("toolName") && hook.contains("error")) return forget_failed_task(hook, settings);
   if (hook.is_object() && hook.contains("toolName") && !hook.contains("response")) return allow_full_text_view(hook, stores);
   if (!hook.is_object() || !hook.contains("response") || !hook["response"].is_string()) return {};
   const std::string answer = hook["response"].get<std::string>();

@@ -12,6 +12,11 @@
 // a prompt for a path outside the project (measured: "Allow path access" otherwise); anything
 // else gets no answer, and Copilot's own permissions decide.
 //
+// postToolUseFailure (its input {sessionId, timestamp, cwd, toolName, toolArgs, error}; measured:
+// a task whose child failed runs no subagentStop): the task call, found in the session's
+// transcript by its arguments, is cancelled in handoffd, so its siblings' waits do not wait for
+// it. Nothing is printed.
+//
 // subagentStop's input: {sessionId, transcriptPath, agentId, parentAgentId, agentName, agentType,
 // response (the child's whole answer), stopReason, stop_hook_active, cwd, timestamp}.
 // The answer: {"modifiedResponse": TEXT}, which Copilot gives the model instead of `response`.

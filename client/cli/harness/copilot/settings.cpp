@@ -68,6 +68,7 @@ ordered_json with_copilot_hooks(ordered_json settings, const std::string& comman
   const ordered_json entries[] = {
       {{"type", "command"}, {"bash", command}, {"timeoutSec", copilot_stop_timeout_s}},
       {{"type", "command"}, {"bash", pre}, {"timeoutSec", copilot_pre_timeout_s}},
+      {{"type", "command"}, {"bash", command}, {"timeoutSec", copilot_failure_timeout_s}},
   };
   for (std::size_t i = 0; i < std::size(copilot_events); ++i) {
     const char* event = copilot_events[i];

@@ -109,6 +109,35 @@ copilot_call read_once(const fs::path& path, const std::string& agent_id) {
 
 }  // namespace
 
+std::optional<task_call> find_task_call(const fs::path& path, const json& arguments, std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    std::optional<task_call> found;
+    try {
+      const std::string text = transcript_tail(path);
+      for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string_view line(text.data() + at, end - at);
+        at = end + 1;
+        if (type_of(line) != "assistant.message") continue;
+        const json event = json::parse(line, nullptr, false);
+        if (!event.is_object() || !event.contains("data") || !event["data"].is_object()) continue;
+        const json& requests = event["data"].contains("toolRequests") ? event["data"]["toolRequests"] : json();
+        if (!requests.is_array()) continue;
+        for (const json& r : requests)
+          if (string_at(r, "name") == "task" && r.contains("arguments") && r["arguments"] == arguments &&
+              !string_at(r, "toolCallId").empty())
+            found = task_call{string_at(r, "toolCallId"), string_at(event, "agentId")};
+      }
+    } catch (const std::exception&) {
+      // Unreadable: not found.
+    }
+    if (found || std::chrono::steady_clock::now() >= deadline) return found;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // Copilot's writer is an event we cannot await
+  }
+}
+
 copilot_call read_copilot_call(const fs::path& path, const std::string& agent_id, std::chrono::milliseconds patience) {
   const auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace handoff::cli::copilot {
 
 inline constexpr std::size_t copilot_transcript_tail_bytes = 16 << 20;  // read at most this much, bytes
@@ -43,5 +45,17 @@ struct copilot_call {
 // child or `patience` has passed. Never throws: what cannot be read is left out.
 copilot_call read_copilot_call(const std::filesystem::path& path, const std::string& agent_id,
                                std::chrono::milliseconds patience = copilot_transcript_patience);
+
+// A task call of the transcript: its toolCallId, and whose it is (the agentId of the assistant
+// message that made it; "" for the session's own).
+struct task_call {
+  std::string call_id;
+  std::string agent;
+};
+
+// The latest task call whose arguments are `arguments` (a postToolUseFailure names its call by
+// them alone), read as read_copilot_call reads; nullopt when none is found within `patience`.
+std::optional<task_call> find_task_call(const std::filesystem::path& path, const nlohmann::json& arguments,
+                                        std::chrono::milliseconds patience = copilot_transcript_patience);
 
 }  // namespace handoff::cli::copilot
