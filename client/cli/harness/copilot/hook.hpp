@@ -1,5 +1,6 @@
-// `handoff hook copilot`: the command GitHub Copilot CLI 1.0.102 runs for handoff's subagentStop
-// hook (installed by `handoff setup copilot`) as each subagent finishes, before Copilot turns its
+// `handoff hook copilot`: the command GitHub Copilot CLI 1.0.102 runs for handoff's hooks
+// (installed by `handoff setup copilot`), which tells them apart by their input. Above all
+// subagentStop, run as each subagent finishes, before Copilot turns its
 // answer into the task tool's result (or read_agent's, for a background agent) and cuts that
 // past 20,480 bytes to a 500-character head, the verdict lost. It reads one hook input (JSON) on
 // stdin, prints at most one JSON answer on stdout and always exits 0: whatever goes wrong, the
