@@ -12,10 +12,10 @@ endfunction()
 
 # The same rule inside the CLI for its harness folders (client/cli/harness/, docs/design.md §13):
 # a harness may include the hook core (harness/core/), the generic harness files beside the
-# folders (harness.hpp, hook_input.hpp, settings_file.hpp, store_dirs.hpp), the CLI's own headers
-# and the libraries it links, but never another harness's folder. Each folder is its own library
-# whose include directory is a tree in the build directory holding links to exactly those:
-# cli/*.hpp, cli/harness/*.hpp, cli/harness/core and cli/harness/<name>, so
+# folders (harness.hpp, hook_groups.hpp, hook_input.hpp, settings_file.hpp, store_dirs.hpp), the
+# CLI's own headers and the libraries it links, but never another harness's folder. Each folder is
+# its own library whose include directory is a tree in the build directory holding links to
+# exactly those: cli/*.hpp, cli/harness/*.hpp, cli/harness/core and cli/harness/<name>, so
 # `#include "cli/harness/claude_code/hook.hpp"` from gemini/ does not compile. `cli_dir` is the
 # CLI's source folder; `name` the harness folder ("core" for the core itself, which gets no
 # harness's folder).

@@ -9,6 +9,7 @@
 
 #include "system/cli_path.hpp"
 #include "engine/fs/private_dir.hpp"
+#include "engine/fs/sha256.hpp"
 #include "engine/text/batch.hpp"
 #include "ledger/preview.hpp"
 #include "protocol/default_paths.hpp"
@@ -147,7 +148,7 @@ void validate(const config& cfg) {
   // wait or delivery of such a result could not be cut at all.
   const std::size_t footer_need =
       least_cut_bytes(text_shape{cfg.max_frame_bytes, cfg.max_frame_bytes},
-                      (cfg.artifact_dir / (std::string(64, '0') + ".txt")).string(), cfg.cli_path);
+                      (cfg.artifact_dir / (sha256_placeholder() + ".txt")).string(), cfg.cli_path);
   for (const auto& [caps, flag] : {std::pair{&cfg.auto_caps, "--auto-result-bytes"}, std::pair{&cfg.wait_caps, "--wait-result-bytes"}})
     if (caps->per_result_bytes < footer_need)
       throw std::invalid_argument(std::string(flag) + ": at least " + std::to_string(footer_need) +

@@ -215,7 +215,4 @@ struct wire::shape<gc_result> {
       field("problems", &gc_result::problems, strings)};
 };
 
-inline status_params decode_status(const json& p, const wire_limits& lim) { return decode_params<status_params>(p, lim); }
-inline gc_params decode_gc(const json& p, const wire_limits& lim) { return decode_params<gc_params>(p, lim); }
-
 }  // namespace handoff::rpc

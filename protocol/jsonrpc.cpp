@@ -114,9 +114,29 @@ std::optional<request_text> read_request_text(std::string_view frame) {
   return req;
 }
 
-std::string make_response(const json& id, const json& result) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
+namespace {
+
+// `{"jsonrpc":"2.0","id":ID`, how a response and a request begin; with room for `more` bytes
+// besides the envelope, an id and the frame's newline when the rest is known to be large.
+std::string begin_with_id(const json& id, std::size_t more = 0) {
+  std::string out;
+  if (more != 0) out.reserve(more + 64);
+  out = R"({"jsonrpc":"2.0","id":)";
   append(out, id);
+  return out;
+}
+
+// `member` (`,"data":`) and the value, or nothing when the value is null.
+void append_unless_null(std::string& out, std::string_view member, const json& value) {
+  if (value.is_null()) return;
+  out += member;
+  append(out, value);
+}
+
+}  // namespace
+
+std::string make_response(const json& id, const json& result) {
+  std::string out = begin_with_id(id);
   out += R"(,"result":)";
   append(out, result);
   out += '}';
@@ -124,10 +144,7 @@ std::string make_response(const json& id, const json& result) {
 }
 
 std::string make_encoded_response(const json& id, std::string_view result) {
-  std::string out;
-  out.reserve(result.size() + 64);  // the envelope, an id and the frame's newline
-  out = R"({"jsonrpc":"2.0","id":)";
-  append(out, id);
+  std::string out = begin_with_id(id, result.size());
   out += R"(,"result":)";
   out += result;
   out += '}';
@@ -135,16 +152,12 @@ std::string make_encoded_response(const json& id, std::string_view result) {
 }
 
 std::string make_error(const json& id, errc code, std::string_view message, const json& data) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
-  append(out, id);
+  std::string out = begin_with_id(id);
   out += R"(,"error":{"code":)";
   out += std::to_string(static_cast<int>(code));
   out += R"(,"message":)";
   append_quoted(out, message);
-  if (!data.is_null()) {
-    out += R"(,"data":)";
-    append(out, data);
-  }
+  append_unless_null(out, R"(,"data":)", data);
   out += "}}";
   return out;
 }
@@ -152,23 +165,16 @@ std::string make_error(const json& id, errc code, std::string_view message, cons
 // JSON-RPC: params "MAY be omitted" and, when present, must be an object or an array, so null
 // params are left out.
 std::string make_request(const json& id, std::string_view method, const json& params) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
-  append(out, id);
+  std::string out = begin_with_id(id);
   out += R"(,"method":)";
   append_quoted(out, method);
-  if (!params.is_null()) {
-    out += R"(,"params":)";
-    append(out, params);
-  }
+  append_unless_null(out, R"(,"params":)", params);
   out += '}';
   return out;
 }
 
 std::string make_encoded_request(const json& id, std::string_view method, std::string_view params) {
-  std::string out;
-  out.reserve(params.size() + method.size() + 64);  // the envelope, an id and the frame's newline
-  out = R"({"jsonrpc":"2.0","id":)";
-  append(out, id);
+  std::string out = begin_with_id(id, params.size() + method.size());
   out += R"(,"method":)";
   append_quoted(out, method);
   out += R"(,"params":)";
@@ -180,10 +186,7 @@ std::string make_encoded_request(const json& id, std::string_view method, std::s
 std::string make_notification(std::string_view method, const json& params) {
   std::string out = R"({"jsonrpc":"2.0","method":)";
   append_quoted(out, method);
-  if (!params.is_null()) {
-    out += R"(,"params":)";
-    append(out, params);
-  }
+  append_unless_null(out, R"(,"params":)", params);
   out += '}';
   return out;
 }

@@ -6,7 +6,7 @@ packages=(
   cmake ninja-build g++ clang pkg-config
   libasio-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libssl-dev libcli11-dev libtomlplusplus-dev
   doctest-dev libbenchmark-dev libclang-rt-14-dev
-  socat netcat-openbsd util-linux systemd dpkg-dev file strace tmux
+  socat netcat-openbsd util-linux systemd dpkg-dev file strace tmux iproute2
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 

@@ -1,6 +1,6 @@
-// valid_utf8 and the cut positions (utf8.hpp). ASCII runs, the common case in agent reports,
-// are skipped eight bytes at a time; every other character goes through the one table,
-// utf8_sequence_length.
+// valid_utf8, the cut positions and append_utf8 (utf8.hpp). ASCII runs, the common case in
+// agent reports, are skipped eight bytes at a time; every other character goes through the one
+// table, utf8_sequence_length.
 #include "utf8.hpp"
 
 #include <cstdint>
@@ -66,6 +66,24 @@ std::size_t utf8_ceil(std::string_view s, std::size_t n) noexcept {
     ++cut;
   }
   return cut < s.size() && continuation_at(s, cut) ? n : cut;
+}
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
 }
 
 }  // namespace handoff

@@ -8,10 +8,13 @@
 // This library sits below both the protocol and the engine, which must not include each other:
 // the JSON fast paths (protocol/json_fast_path.cpp, json_dump.cpp) check each non-ASCII
 // character with utf8_sequence_length, inline in their loops; the engine cuts text with
-// utf8_floor and utf8_ceil; the tests and fuzzers check results with valid_utf8.
+// utf8_floor and utf8_ceil; the tests and fuzzers check results with valid_utf8. The decoders of
+// escapes (\uXXXX in JSON, \u and \U in TOML) write the code point with append_utf8.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace handoff {
@@ -52,5 +55,9 @@ std::size_t utf8_floor(std::string_view s, std::size_t n) noexcept;
 // Smallest cut position >= n (and <= s.size()) that is not inside a UTF-8 sequence:
 // s.substr(result) starts on a whole character.
 std::size_t utf8_ceil(std::string_view s, std::size_t n) noexcept;
+
+// Appends code point `cp` (at most U+10FFFF) encoded as UTF-8, 1 to 4 bytes. Whether a surrogate
+// may be written is the caller's to decide.
+void append_utf8(std::string& out, std::uint32_t cp);
 
 }  // namespace handoff

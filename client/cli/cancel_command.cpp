@@ -35,9 +35,7 @@ std::string render(const rpc::cancel_params& p, const rpc::cancel_result& r) {
 int run_cancel(const daemon_options& daemon, const cancel_options& options) {
   return with_client("cancel", daemon, [&](client::connection& c, const rpc::initialize_result&) {
     const rpc::cancel_result result = c.cancel(options.params);
-    const bool ok = options.json ? print_json("cancel", rpc::encode(result))
-                                 : print("cancel", render(options.params, result));
-    return ok ? exit_ok : exit_failure;
+    return print_result("cancel", options.json, result, [&] { return render(options.params, result); });
   });
 }
 

@@ -36,9 +36,7 @@ std::string render(const std::string& parent_id, const rpc::check_result& r) {
 int run_check(const daemon_options& daemon, const check_options& options) {
   return with_client("check", daemon, [&](client::connection& c, const rpc::initialize_result&) {
     const rpc::check_result result = c.check(options.params);
-    const bool ok = options.json ? print_json("check", rpc::encode(result))
-                                 : print("check", render(options.params.parent_id, result));
-    return ok ? exit_ok : exit_failure;
+    return print_result("check", options.json, result, [&] { return render(options.params.parent_id, result); });
   });
 }
 

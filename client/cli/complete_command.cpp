@@ -62,9 +62,7 @@ int run_complete(const daemon_options& daemon, complete_options& options) {
   options.params.final_text = std::move(*text);
   return with_client("complete", daemon, [&](client::connection& c, const rpc::initialize_result&) {
     const rpc::completed_result result = c.completed(options.params);
-    const bool ok = options.json ? print_json("complete", rpc::encode(result))
-                                 : print("complete", render(options.params, result));
-    return ok ? exit_ok : exit_failure;
+    return print_result("complete", options.json, result, [&] { return render(options.params, result); });
   });
 }
 

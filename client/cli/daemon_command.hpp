@@ -62,6 +62,13 @@ void report(std::string_view name, std::string_view what);
 bool print(std::string_view name, std::string_view bytes);
 // Writes `value` as indented JSON and a newline; invalid UTF-8 in strings prints as U+FFFD.
 bool print_json(std::string_view name, const nlohmann::json& value);
+// What a command prints of its call's result: rpc::encode(result) as JSON for --json, else the
+// text `render()` makes. exit_ok, or exit_failure when stdout failed.
+template <class Result, class Render>
+int print_result(std::string_view name, bool as_json, const Result& result, const Render& render) {
+  const bool ok = as_json ? print_json(name, rpc::encode(result)) : print(name, render());
+  return ok ? exit_ok : exit_failure;
+}
 
 // --tokens / --context-window: the parent's context usage, as Pi's ctx.getContextUsage() gives it.
 struct usage_flags {

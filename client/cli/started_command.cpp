@@ -17,10 +17,9 @@ struct started_options {
 int run_started(const daemon_options& daemon, const started_options& options) {
   return with_client("started", daemon, [&](client::connection& c, const rpc::initialize_result&) {
     const rpc::started_result result = c.started(options.params);
-    const bool ok = options.json ? print_json("started", rpc::encode(result))
-                                 : print("started", "child " + options.params.child_id + " of parent " +
-                                                        options.params.parent_id + ": " + result.state + "\n");
-    return ok ? exit_ok : exit_failure;
+    return print_result("started", options.json, result, [&] {
+      return "child " + options.params.child_id + " of parent " + options.params.parent_id + ": " + result.state + "\n";
+    });
   });
 }
 

@@ -1,8 +1,8 @@
-// One client connection's session: the requests it sent (read from the frames its transport
-// reads and handed to the method table once, answered at once or each in a coroutine of its own,
-// at most 128 in flight, reachable by $/cancelRequest), and the daemon's calls to the client (context/usage, parent/deliver) matched
-// to their replies. The bytes (framing, the outbox, the slow-frame watchdog) are its
-// transport's (transport.hpp).
+// One client connection's session, in two directions. The requests the client sends: each read
+// from a frame its transport reads, handed to the method table once, and answered at once or in
+// a coroutine of its own (at most 128 in flight, each reachable by $/cancelRequest). The calls
+// the daemon makes to the client (context/usage, parent/deliver): each matched to its reply.
+// The bytes (framing, the outbox, the slow-frame watchdog) are its transport's (transport.hpp).
 //
 // Everything here runs on the single I/O thread; no locks. The transport's coroutines and each
 // request's hold a shared_ptr to the connection, so it lives as long as any of them runs.

@@ -2,10 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <stdexcept>
 #include <string>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -32,17 +30,7 @@ listener::listener(std::filesystem::path socket_path) : path_(std::move(socket_p
   rpc::prepare_socket_dir(path_.parent_path());
 
   // One daemon per socket: the lock is held for the life of the process.
-  auto lock_path = path_;
-  lock_path += ".lock";
-  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) fail_to_listen("cannot open " + lock_path.string() + ": " + errno_text());
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    ::close(lock_fd_);
-    lock_fd_ = -1;
-    if (err == EWOULDBLOCK) throw already_serving("another handoffd is already serving " + path_.string());
-    fail_to_listen("cannot lock " + lock_path.string() + ": " + std::strerror(err));
-  }
+  lock_ = lock_instance(path_);
 }
 
 void listener::listen() {
@@ -72,11 +60,9 @@ void listener::listen() {
 
 listener::~listener() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
-  if (lock_fd_ >= 0) {
-    // We still hold the lock: the socket at the path (or hidden beside it) is ours.
-    ::unlink(is_hidden_ ? hidden_.c_str() : path_.c_str());
-    ::close(lock_fd_);
-  }
+  // We still hold the lock (closed after this body): the socket at the path (or hidden beside it)
+  // is ours.
+  if (lock_) ::unlink(is_hidden_ ? hidden_.c_str() : path_.c_str());
 }
 
 bool listener::hide() noexcept {

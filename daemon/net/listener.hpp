@@ -3,19 +3,16 @@
 #pragma once
 
 #include <filesystem>
-#include <stdexcept>
 #include <sys/types.h>
+
+#include "engine/fs/posix_io.hpp"
+#include "system/instance_lock.hpp"
 
 namespace handoff::daemon {
 
-// Another handoffd holds the socket's lock: it serves there (or is finishing its exit).
-struct already_serving : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 class listener {
  public:
-  // Prepares the directory and takes the single-instance lock ("<path>.lock"), before anything
+  // Prepares the directory and takes the single-instance lock (lock_instance), before anything
   // else of the daemon touches its queue. Throws already_serving when another handoffd holds
   // it, std::runtime_error for anything else wrong (a directory open to others, a symlink...).
   explicit listener(std::filesystem::path socket_path);
@@ -40,7 +37,7 @@ class listener {
   std::filesystem::path path_;
   std::filesystem::path hidden_;  // path_ + ".closing"
   bool is_hidden_ = false;
-  int lock_fd_ = -1;
+  unique_fd lock_;  // the single-instance lock, held for the life of the listener
   int listen_fd_ = -1;
 };
 

@@ -23,8 +23,8 @@
 #include <asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 
-#include "auto_delivery.hpp"
-#include "batch_builder.hpp"
+#include "service/auto_delivery.hpp"
+#include "service/batch_builder.hpp"
 #include "config.hpp"
 #include "net/connection.hpp"
 #include "net/served.hpp"
@@ -38,7 +38,7 @@
 #include "protocol/messages.hpp"
 #include "protocol/methods.hpp"
 #include "upkeep/store_listing.hpp"
-#include "to_wire.hpp"
+#include "service/to_wire.hpp"
 
 namespace handoff::daemon {
 

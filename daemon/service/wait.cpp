@@ -9,6 +9,7 @@
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 
+#include "engine/fs/sha256.hpp"
 #include "runtime/as_tuple.hpp"
 #include "parent_calls.hpp"
 #include "service.hpp"
@@ -173,7 +174,7 @@ std::vector<held_result> service::companions_of(const std::string& parent_id,
     held_result h;
     h.seq = c->final_seq;
     h.info = completion{parent_id, id, c->title, *c->final_status, c->final_error};
-    h.sha256 = std::string(64, '0');  // only its length counts: the path a footer would name
+    h.sha256 = sha256_placeholder();  // the path a footer would name, by its length
     h.shape = text_shape{c->final_bytes, c->final_lines};
     out.push_back(std::move(h));
   }

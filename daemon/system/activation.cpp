@@ -8,13 +8,12 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "system/environment.hpp"
-#include "net/listener.hpp"
+#include "system/instance_lock.hpp"
 
 namespace handoff::daemon {
 namespace {
@@ -59,20 +58,6 @@ std::filesystem::path check_listening_unix_stream(int fd) {
   return std::string(addr.sun_path, ::strnlen(addr.sun_path, len - header));
 }
 
-// The same single-instance lock daemon::listener takes, so the two kinds of start exclude each
-// other.
-unique_fd lock_instance(const std::filesystem::path& socket_path) {
-  auto lock_path = socket_path;
-  lock_path += ".lock";
-  unique_fd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) fail_activation("cannot open " + lock_path.string() + ": " + errno_text());
-  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) throw already_serving("another handoffd is already serving " + socket_path.string());
-    fail_activation("cannot lock " + lock_path.string() + ": " + errno_text());
-  }
-  return fd;
-}
-
 }  // namespace
 
 std::optional<activated_socket> take_activated_socket() {
@@ -95,7 +80,13 @@ std::optional<activated_socket> take_activated_socket() {
   out.socket = unique_fd(listen_fds_start);
   if (::fcntl(listen_fds_start, F_SETFD, FD_CLOEXEC) != 0) fail_activation("cannot set close-on-exec on fd 3: " + errno_text());
   out.name = names.substr(0, names.find(':'));
-  out.lock = lock_instance(out.path);
+  try {
+    out.lock = lock_instance(out.path);
+  } catch (const already_serving&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    fail_activation(e.what());
+  }
   return out;
 }
 

@@ -33,7 +33,7 @@ struct activated_socket {
 // path, and LISTEN_FDS must be 1; anything else throws std::runtime_error saying what was
 // passed, because serving on a socket nobody connects to would look like a hang.
 //
-// The adopted socket's "<path>.lock" is locked the way daemon::listener locks it, so a
+// The adopted socket's "<path>.lock" is locked as daemon::listener locks it (lock_instance), so a
 // handoffd started by hand on the same path refuses to start instead of unlinking the
 // manager's socket as if it were a crashed run's; a lock already held throws.
 std::optional<activated_socket> take_activated_socket();

@@ -1,6 +1,7 @@
 // SHA-256 through OpenSSL EVP (SHA-NI when the CPU has it).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,12 @@ namespace handoff {
 
 // Lowercase hex SHA-256 of `data` (64 characters).
 std::string sha256_hex(std::string_view data);
+
+// The length of sha256_hex's answer.
+inline constexpr std::size_t sha256_hex_chars = 64;
+// A hash of that length, all zeros, for sizing a path or a footer before the text's own hash is
+// known: only its length counts.
+inline std::string sha256_placeholder() { return std::string(sha256_hex_chars, '0'); }
 
 // True when `name` is exactly 64 lowercase hex digits: the only artifact names we accept.
 bool is_sha256_hex(std::string_view name) noexcept;

@@ -65,8 +65,8 @@ struct queue_options {
   // completion a second commit (the file and its name, then the journal), which the copy of
   // an inline text into the artifact store at the wait never made up for in any size measured
   // up to 1 MiB (completed + wait, docs/benchmarks.md); a file keeps the largest texts out of
-  // the journal, where compaction
-  // would copy them forward, and lets their artifact be a hard link instead of a copy.
+  // the journal, where compaction would copy them forward, and lets their artifact be a hard
+  // link instead of a copy.
   std::size_t file_text_bytes = 1024 * 1024;
   // A segment at least this large is sealed and a new one started. Default 64 MiB.
   std::size_t segment_bytes = 64 * 1024 * 1024;

@@ -87,7 +87,7 @@ bool may_be_cut(text_shape shape, const surface_caps& caps) {
 // input's is not known yet).
 std::string artifact_path(const batch_input& in, const artifact_store* store) {
   if (store == nullptr) return {};
-  return store->path_of(in.sha256 ? *in.sha256 : std::string(64, '0')).string();
+  return store->path_of(in.sha256 ? *in.sha256 : sha256_placeholder()).string();
 }
 
 void validate(const batch_options& options) {
@@ -107,7 +107,7 @@ std::size_t least_cut_bytes(text_shape shape, std::string_view artifact_path, st
   saved.profile = &profile;
   saved.saved = !artifact_path.empty();
   saved.path = std::string(artifact_path);
-  saved.sha256 = std::string(64, '0');
+  saved.sha256 = sha256_placeholder();
   saved.reader = std::string(reader);
   artifact_ref failed;
   failed.sha256 = saved.sha256;

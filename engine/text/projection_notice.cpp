@@ -209,17 +209,6 @@ void append_reader_option(std::string& out, const reader_profile& profile) {
   out += profile.name;
 }
 
-void append_shell_word(std::string& out, std::string_view path) {
-  // Each run up to a quote as it is, the quote as '\'' (close, escaped quote, reopen).
-  out.push_back('\'');
-  for (std::size_t quote; (quote = path.find('\'')) != std::string_view::npos; path.remove_prefix(quote + 1)) {
-    out += path.substr(0, quote);
-    out += "'\\''"sv;
-  }
-  out += path;
-  out.push_back('\'');
-}
-
 void append_marker(std::string& out, const notice_numbers& n) {
   out += "[... middle omitted: "sv;
   append_span(out, n.omitted);

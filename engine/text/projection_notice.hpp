@@ -22,6 +22,7 @@
 
 #include "engine/store/artifact_ref.hpp"
 #include "engine/text/projection_limits.hpp"
+#include "engine/text/shell_word.hpp"  // the footers quote the CLI and the path with it
 #include "engine/text/text_page.hpp"
 #include "engine/text/text_shape.hpp"
 
@@ -107,8 +108,5 @@ void append_read_call(std::string& out, const read_step& step, std::string_view 
 // Appends " --reader NAME" for a profile other than Pi's (`handoff read --plan` then prints that
 // profile's calls); nothing for Pi's, whose footers stay as they were.
 void append_reader_option(std::string& out, const reader_profile& profile);
-
-// Appends `path` as one shell word: in single quotes, a ' inside written as '\''.
-void append_shell_word(std::string& out, std::string_view path);
 
 }  // namespace handoff

@@ -153,7 +153,7 @@ inline std::vector<std::string> reader_names() {
   return names;
 }
 
-// "pi, claude-code or codex": the names, for help texts and messages.
+// The names as a list for help texts and messages: "a, b or c".
 inline std::string reader_list() {
   std::string out;
   const std::vector<std::string> names = reader_names();

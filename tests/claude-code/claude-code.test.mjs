@@ -8,7 +8,7 @@ import { test } from 'node:test';
 
 import { World, handoffdPath, longAnswer, footerCalls, planCalls, readLines, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
 import { startModel, firstUserText, toolResults } from './scripted-anthropic.mjs';
-import { daemonsServing } from '../support/world.mjs';
+import { daemonsServing, loadScaled } from '../support/world.mjs';
 
 const KiB = 1024;
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
@@ -231,7 +231,8 @@ test('handoffd stopped keeps head and verdict: the hook cuts the answer itself w
     assert.equal(fs.readFileSync(note[1], 'utf8'), answer, 'the named file holds the full text byte for byte');
     assert.equal(fs.statSync(note[1]).mode & 0o777, 0o600);
     assert.equal(world.artifacts().length, 0, 'nothing in the store: handoffd owns it');
-    assert.ok(run.ms < 30_000, `claude -p took ${run.ms} ms`);
+    // No wait on a daemon that is not there: the whole run well within 30 s (loaded: scaled).
+    assert.ok(run.ms < loadScaled(30_000), `claude -p took ${run.ms} ms`);
   });
 });
 

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, longAnswer, footerCalls, planCalls, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
+import { World, handoffdPath, longAnswer, footerCalls, planCalls, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
+import { daemonsServing } from '../support/world.mjs';
 import { startModel, firstUserText, newestTurn, contentText, toolResults } from './scripted-anthropic.mjs';
 import { Tui } from './tui.mjs';
 
@@ -273,6 +274,35 @@ test('a report just over the cap (18.8 KB) is bounded too, and the user\'s scree
   });
 });
 
+test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: the hooks start handoffd on the private fallback, ${TMPDIR}/handoff-UID/handoffd.sock, the 171 KB report is bounded and the screen says so', async () => {
+  await withWorld(async (world) => {
+    world.artifactDir = path.join(world.dir, 'cache', 'handoff', 'results');
+    world.setup();
+    const tmp = path.join(world.dir, 'tmp');
+    fs.mkdirSync(tmp, { mode: 0o1777 });
+    const socket = path.join(tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+    const answer = longAnswer(3001, 57);
+    const { respond, seen } = script({ agents: ['CHILD-FALLBACK audit'], answers: { 'CHILD-FALLBACK': answer } });
+    const env = {
+      HANDOFF_SOCKET: null, XDG_RUNTIME_DIR: null, TMPDIR: tmp, HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: handoffdPath,
+      XDG_STATE_HOME: path.join(world.dir, 'state'), XDG_CACHE_HOME: path.join(world.dir, 'cache'),
+    };
+    try {
+      const { screen } = await session(world, respond, seen, { env, done: (s) => s.bounded.length > 0 });
+      assert.match(seen.bounded[0], /finding 0001/);
+      assert.match(seen.bounded[0], /VERDICT: ship it/);
+      assert.match(seen.bounded[0], /\[Truncated: 171,016 bytes/);
+      assert.ok(bytes(seen.bounded[0]) <= 16 * KiB);
+      assert.match(screen, /handoff bounded its report: 171,016 -> [\d,]+ bytes \(full text kept\)/);
+      assertTidyScreen(screen, ['audit 1']);
+      assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
+      assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
+    } finally {
+      for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
+
 test('a short report passes byte for byte as Claude Code\'s own notice: no block, no artifact', async () => {
   await withWorld(async (world) => {
     await world.startDaemon();
@@ -291,26 +321,36 @@ test('a short report passes byte for byte as Claude Code\'s own notice: no block
   });
 });
 
-test('handoffd unavailable: Claude Code\'s own notice reaches the model with one line saying it was not bounded', async () => {
+test('handoffd unavailable: the report is cut by the hooks themselves, head and verdict within 16 KiB, one line naming a private copy of the full text, and the screen says so in one line', async () => {
   await withWorld(async (world) => {
+    const cache = path.join(world.dir, 'cache');
     world.setup();  // nothing at the socket, and no autostart
     const answer = longAnswer(3001, 57);
     const { respond, seen } = script({ agents: ['CHILD-NODAEMON go'], answers: { 'CHILD-NODAEMON': answer } });
-    const arrived = (s) => s.parentRequests.some((r) => turnText(r).includes('VERDICT: ship it'));
-    const t0 = Date.now();
-    const { screen } = await session(world, respond, seen, { done: arrived, env: { HANDOFF_AUTOSTART: '0' } });
-    const turn = seen.parentRequests.map(turnText).find((t) => t.includes('VERDICT: ship it'));
-    assert.match(turn, /characters truncated/, 'Claude Code\'s own cut notice');
-    assert.match(turn, /\[handoff: this agent's report was not bounded \(/);
-    assert.equal(seen.bounded.length, 0);
-    // The user sees Claude Code's own line, and under it why handoff did not bound the report.
-    assert.match(screen, /Agent "audit 1" finished · \d+s\s*\n\s*⎿\s+UserPromptSubmit says: handoff: this agent's report was not bounded \(handoffd: /);
-    assert.doesNotMatch(screen, /<task-notification>|finding 0001/);
-    assert.ok(Date.now() - t0 < 60_000);
+    const { screen } = await session(world, respond, seen, {
+      done: (s) => s.bounded.length > 0, env: { HANDOFF_AUTOSTART: '0', XDG_CACHE_HOME: cache },
+    });
+    const copy = seen.bounded[0];
+    assert.ok(bytes(copy) <= 16 * KiB + 1024, `${bytes(copy)} bytes`);
+    assert.match(copy, /finding 0001/, 'the head');
+    assert.match(copy, /VERDICT: ship it/, 'the verdict');
+    const note = /\[handoff: handoff's daemon was not reached \(.+\); the head and tail above were cut by the hook itself, the full text \(171,016 bytes\) is in (\S+)\]/.exec(copy);
+    assert.ok(note, copy.slice(-800));
+    assert.equal(path.dirname(note[1]), path.join(cache, 'handoff', 'unbounded'));
+    assert.equal(fs.readFileSync(note[1], 'utf8'), answer, 'the named file holds the full text byte for byte');
+    assert.equal(fs.statSync(note[1]).mode & 0o777, 0o600);
+    assert.deepEqual(world.artifacts(), [], 'nothing in the store: handoffd owns it');
+    // The model never got Claude Code's own 100 KB notice; the middle never reached it.
+    assertMiddleNeverSent(seen, ['finding 1500 ']);
+    // The user sees one line for the agent, saying what handoff did.
+    const said = /Agent "audit 1" finished · handoff cut its report itself, handoffd not reached: 171,016 -> [\d,]+ bytes \(full text kept\)/.exec(screen);
+    assert.ok(said, screen);
+    console.log(`handoffd unavailable, the screen: ${said[0]}`);
+    assert.doesNotMatch(screen, /<task-notification>|characters truncated\]/);
   });
 });
 
-test('handoffd stopped mid-session (SIGSTOP, it accepts and never answers): within its budget the notice passes as Claude Code made it, with one line saying so', async () => {
+test('handoffd stopped mid-session (SIGSTOP, it accepts and never answers): within its budget the hooks cut the report themselves, once, head and verdict kept', async () => {
   await withWorld(async (world) => {
     await world.startDaemon();
     world.setup();
@@ -329,9 +369,11 @@ test('handoffd stopped mid-session (SIGSTOP, it accepts and never answers): with
     }
     const turns = seen.parentRequests.map(turnText).filter((t) => t.includes('VERDICT: ship it'));
     assert.equal(turns.length, 1, 'the report reached the model once');
-    assert.match(turns[0], /characters truncated/);
-    assert.match(turns[0], /\[handoff: this agent's report was not bounded \(handoffd: /);
-    assert.equal(seen.bounded.length, 0);
+    assert.doesNotMatch(turns[0], /characters truncated/);
+    assert.match(turns[0], /finding 0001/);
+    assert.match(turns[0], /\[handoff: handoff's daemon was not reached \(.+\); the head and tail above were cut by the hook itself, the full text \(171,016 bytes\) is in \S+\]/);
+    assert.equal(seen.bounded.length, 1);
+    assert.ok(bytes(seen.bounded[0]) <= 16 * KiB + 1024, `${bytes(seen.bounded[0])} bytes`);
   });
 });
 

@@ -37,7 +37,10 @@ export class Tui {
       DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
       HANDOFF_SOCKET: world.socket, TERM: 'xterm-256color', ...env,
     };
-    const exports = Object.entries(vars).map(([k, v]) => `${k}=${shellWord(v)}`).join(' ');
+    // A variable set to null is taken out of what tmux's server passes on.
+    const entries = Object.entries(vars);
+    const exports = [...entries.filter(([, v]) => v === null).map(([k]) => `-u ${k}`),
+      ...entries.filter(([, v]) => v !== null).map(([k, v]) => `${k}=${shellWord(v)}`)].join(' ');
     const args = mode ? ` --permission-mode ${mode}` : '';
     // A scrollback long enough for a whole session, set before the window exists.
     tmux(this.socket, '-f', '/dev/null', 'start-server', ';', 'set-option', '-g', 'history-limit', '100000', ';',

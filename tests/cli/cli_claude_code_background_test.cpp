@@ -39,6 +39,7 @@
 #include "support/daemon_process.hpp"
 #include "support/raw_client.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_files.hpp"
 
 using namespace handoff::test;
 using nlohmann::json;
@@ -57,6 +58,7 @@ struct session_env {
   std::vector<std::string> env() const {
     return {"HANDOFF_SOCKET=" + socket,
             "XDG_STATE_HOME=" + state.path().string(),
+            "XDG_CACHE_HOME=" + (state.path() / "cache").string(),
             "HANDOFF_AUTOSTART=0",
             std::string("CLAUDE_CODE_SESSION_ATTENDED=") + (attended ? "1" : "0"),
             "HANDOFF_CONTEXT_WINDOW",
@@ -513,28 +515,53 @@ TEST_CASE("claude-code background: a notice whose report fits passes at once, th
   CHECK_FALSE(std::filesystem::exists(s.spool()));
 }
 
-TEST_CASE("claude-code background: with no handoffd listening the gate lets a long notice through with one not-bounded line") {
+TEST_CASE("claude-code background: with no handoffd listening the hooks cut the report themselves - head and verdict within the caps, one line naming a private copy, the notice blocked") {
   temp_dir nowhere("handoff-cc-nosock");
   session_env s((nowhere / "handoffd.sock").string(), "sess-down");
   const std::string report = long_report("down", "VERDICT: down");
   capture(s, subagent_stop(s.session, "agent-g1", report));
+  CHECK(spool_names(s, "local-") == std::vector<std::string>{"local-agent-g1"});
 
   const json notice = prompt_submit(s.session, task_notification("agent-g1", report));
   const auto started = std::chrono::steady_clock::now();
   const cli_result gate = hook(s, notice);
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(4));
-  const std::string line = not_bounded_line(gate);
-  CHECK(line.starts_with("[handoff: this agent's report was not bounded (handoffd: "));
-  CHECK(gate.out.find("\"block\"") == std::string::npos);
-  // Noted as passed (a later gate takes it out of handoffd), and its deliverer has nothing.
+  INFO("gate: ", gate.out);
+  CHECK(gate.out.find("\"block\"") != std::string::npos);
+  CHECK(gate.out.find("handoff cut its report itself, handoffd not reached: 171,013 -> ") != std::string::npos);
+  const std::string copy = handed_over(deliver(s, notice));
+  CHECK(copy.size() <= 16 * 1024 + 1024);
+  CHECK(copy.find("finding 0001 (down)") != std::string::npos);
+  CHECK(copy.find("VERDICT: down") != std::string::npos);
+  const std::string lead = "the head and tail above were cut by the hook itself, the full text (171,013 bytes) is in ";
+  const std::size_t at = copy.find(lead);
+  REQUIRE(at != std::string::npos);
+  CHECK(copy.find("[handoff: handoff's daemon was not reached (") != std::string::npos);
+  const std::string path = copy.substr(at + lead.size(), copy.find(']', at) - at - lead.size());
+  CHECK(read_text(path) == report);
+  CHECK(std::filesystem::path(path).parent_path() == s.state.path() / "cache" / "handoff" / "unbounded");
+  // Taken: the kept report is gone from the spool, noted as passed (should handoffd hold it
+  // after all, a later gate takes it out there), and the next deliverer has nothing.
+  CHECK(spool_names(s, "local-").empty());
   CHECK(spool_names(s, "passed-") == std::vector<std::string>{"passed-agent-g1"});
-  nothing_handed(deliver(s, notice));
 
   // A short notice that Claude Code showed whole passes with nothing said.
   const cli_result short_gate = hook(s, prompt_submit(s.session, task_notification("agent-g2", "all fine")));
   CHECK(short_gate.status == 0);
   CHECK(short_gate.out.empty());
+}
+
+TEST_CASE("claude-code background: with no handoffd and nothing captured the gate lets a long notice through with one not-bounded line") {
+  temp_dir nowhere("handoff-cc-nosock2");
+  session_env s((nowhere / "handoffd.sock").string(), "sess-down2");
+  const std::string report = long_report("down", "VERDICT: down");
+  const json notice = prompt_submit(s.session, task_notification("agent-g1", report));
+  const cli_result gate = hook(s, notice);
+  const std::string line = not_bounded_line(gate);
+  CHECK(line.starts_with("[handoff: this agent's report was not bounded (handoffd: "));
+  CHECK(gate.out.find("\"block\"") == std::string::npos);
   CHECK(spool_names(s, "passed-") == std::vector<std::string>{"passed-agent-g1"});
+  nothing_handed(deliver(s, notice));
 }
 
 TEST_CASE("claude-code background: a long report handoffd never received passes with the not-bounded line") {

@@ -21,6 +21,7 @@
 #include "cli/harness/core/local_bound.hpp"
 #include "engine/text/batch.hpp"
 #include "support/daemon_process.hpp"
+#include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
 #include "support/text_files.hpp"
 
@@ -159,6 +160,34 @@ TEST_CASE("hook core: a private copy is never written through a symlink at its d
   CHECK_THROWS(core::write_private_copy(dir / "unbounded", "text"));
   CHECK(fs::is_empty(dir / "elsewhere"));
   CHECK_THROWS(core::write_private_copy("relative/dir", "text"));
+}
+
+TEST_CASE("hook core: keep_unbounded_copy writes in the user's cache and takes out copies untouched for 30 days, nothing else") {
+  temp_dir dir{"handoff-core-keep"};
+  handoff::test::scoped_env env;
+  env.set("XDG_CACHE_HOME", (dir / "cache").string());
+  const fs::path unbounded = dir / "cache" / "handoff" / "unbounded";
+  CHECK(core::unbounded_dir() == unbounded);
+  const fs::path first = core::keep_unbounded_copy("first answer");
+  REQUIRE(first.parent_path() == unbounded);
+  // Aged: one copy, a file of another name and a copy-named symlink to a file outside.
+  const std::string hex(64, 'a');
+  handoff::test::write_text(unbounded / (hex + ".txt"), "old copy");
+  handoff::test::write_text(unbounded / "notes.txt", "the user's");
+  handoff::test::write_text(dir / "outside.txt", "outside");
+  fs::create_symlink(dir / "outside.txt", unbounded / (std::string(64, 'b') + ".txt"));
+  const auto aged = fs::file_time_type::clock::now() - std::chrono::hours(24 * 31);
+  fs::last_write_time(unbounded / "notes.txt", aged);
+  fs::last_write_time(unbounded / (hex + ".txt"), aged);
+  fs::last_write_time(dir / "outside.txt", aged);
+
+  const fs::path second = core::keep_unbounded_copy("second answer");
+  CHECK(read_text(second) == "second answer");
+  CHECK(read_text(first) == "first answer");  // recent: kept
+  CHECK_FALSE(fs::exists(unbounded / (hex + ".txt")));  // 31 days untouched: taken out
+  CHECK(read_text(unbounded / "notes.txt") == "the user's");
+  CHECK(fs::is_symlink(unbounded / (std::string(64, 'b') + ".txt")));
+  CHECK(read_text(dir / "outside.txt") == "outside");
 }
 
 TEST_CASE("hook core: the one line stays one short line, and usage needs both the tokens and the window") {

@@ -243,7 +243,7 @@ test('TUI: a 171 KB child answer reaches the parent bounded; the screen shows bo
   }
 });
 
-test('TUI: handoffd down and autostart off: the model gets a clear error, and the turn ends', { timeout: 120_000 }, async () => {
+test('TUI: handoffd down and autostart off: the wait still gives the answer, with one line saying handoffd was not reached, and the turn ends', { timeout: 120_000 }, async () => {
   const { respond, seen } = script('delegate offline', [
     () => ({ calls: [spawn('CHILD-OFF check')] }),
     () => ({ calls: [wait()] }),
@@ -257,9 +257,9 @@ test('TUI: handoffd down and autostart off: the model gets a clear error, and th
     await tui.submit('delegate offline', () => seen.parent.length > 0);
     const screen = await tui.waitFor(/PARENT DONE/, 60_000);
     const got = seen.outputs.flat().join('\n');
-    assert.match(got, /handoffd/, got);
-    assert.match(got, /HANDOFF_AUTOSTART|not running|cannot|could not|unavailable/i, got);
-    assert.match(screen, /Failed handoff\.subagent_wait\n\s+└ subagent_wait: handoffd is not running/);
+    assert.match(got, /Subagent cx-[0-9a-f]{6} "CHILD-OFF check" finished\.\n\noffline answer\nVERDICT: ok/, got);
+    assert.match(got, /\[handoff: handoff's daemon was not reached \(handoffd is not running.+\); handoff mcp gave these results itself\]/, got);
+    assert.doesNotMatch(screen, /Failed handoff\.subagent_wait/);
     assert.equal(fs.existsSync(world.socket), false, 'no handoffd was started');
   } finally {
     await tui?.close();

@@ -54,6 +54,19 @@ function footerCommands(text) {
 
 const shell = (cmd) => ({ name: 'exec_command', arguments: { cmd } });
 
+// What Codex writes where it cut a tool's output (its shell's and its cells' markers).
+const CODEX_CUT = /chars truncated|Warning: truncated output|tokens truncated/;
+
+// The pages the footer's calls returned (in order) came back uncut and, joined, are exactly the
+// lines the bounded text says it omitted from `answer`.
+function assertPagesAreOmitted(pages, bounded, answer) {
+  for (const page of pages) assert.doesNotMatch(page, CODEX_CUT);
+  const omitted = bounded.match(/omitted lines (\d+)-(\d+)/);
+  assert.ok(omitted, `the footer names the omitted lines:\n${bounded.slice(-800)}`);
+  const expected = answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])).join('\n');
+  assert.equal(pages.map((p) => p.replace(/\n$/, '')).join('\n'), expected);
+}
+
 // The text Codex's exec_command output carries after its header.
 function shellOutput(text) {
   const at = text.indexOf('Output:\n');
@@ -89,14 +102,10 @@ test('a 171 KB child answer reaches the parent bounded under Codex\'s MCP cut, a
     // Every page through Codex's own shell, uncut, and together exactly the omitted lines.
     const listed = seen.outputs[2].map(shellOutput);
     const planned = commands.length === 1 && /--plan/.test(commands[0]);
-    for (const out of listed) assert.doesNotMatch(out, /chars truncated|Warning: truncated output/);
+    for (const out of listed) assert.doesNotMatch(out, CODEX_CUT);
     const pages = (planned ? seen.outputs[3] : seen.outputs[2]).map(shellOutput);
     if (planned) assert.ok(pages.length > 1 && pages.length === footerCommands(listed[0]).length, listed[0]);
-    for (const page of pages) assert.doesNotMatch(page, /chars truncated|Warning: truncated output/);
-    const omitted = bounded.match(/the omitted lines (\d+)-(\d+)|omitted lines (\d+)-(\d+)/).slice(1).filter(Boolean);
-    const lines = answer.split('\n');
-    const expected = lines.slice(Number(omitted[0]) - 1, Number(omitted[1])).join('\n');
-    assert.equal(pages.map((p) => p.replace(/\n$/, '')).join('\n'), expected);
+    assertPagesAreOmitted(pages, bounded, answer);
     // The full text is the child's exact answer, a 0600 artifact.
     const [artifact] = world.artifacts();
     assert.equal(fs.readFileSync(path.join(world.artifactDir, artifact), 'utf8'), answer);
@@ -237,11 +246,12 @@ test('a child whose model fails, and one that hangs past the turn timeout: each 
   const { world, model } = await codexWorld(respond);
   try {
     await world.startDaemon();
-    const run = await world.exec('delegate', { model, env: { HANDOFF_CODEX_TURN_TIMEOUT_S: '3' } });
+    // 15 s: long enough for the failing child's own codex exec to end on a loaded machine first.
+    const run = await world.exec('delegate', { model, env: { HANDOFF_CODEX_TURN_TIMEOUT_S: '15' } });
     assert.equal(run.code, 0, run.stderr);
     const [batch] = seen.outputs[1];
     assert.match(batch, /Subagent cx-[0-9a-f]{6} "CHILD-FAIL go" failed\.\nError: codex exec exited with status 1/);
-    assert.match(batch, /Subagent cx-[0-9a-f]{6} "CHILD-HANG go" failed\.\nError: the turn ran past 3 s \(HANDOFF_CODEX_TURN_TIMEOUT_S\) and was stopped/);
+    assert.match(batch, /Subagent cx-[0-9a-f]{6} "CHILD-HANG go" failed\.\nError: the turn ran past 15 s \(HANDOFF_CODEX_TURN_TIMEOUT_S\) and was stopped/);
   } finally {
     await model.close();
     await world.close();
@@ -354,10 +364,8 @@ test('a catalog model in code mode: exec spawns and waits, the 171 KB answer arr
     const commands = footerCommands(bounded);
     const planned = commands.length === 1 && /--plan/.test(commands[0]);
     const pages = (planned ? seen.outputs[2] : seen.outputs[1]).map(cellOutput);
-    for (const page of [...seen.outputs[1], ...(seen.outputs[2] ?? [])]) assert.doesNotMatch(page, /Warning: truncated output|tokens truncated/);
-    const omitted = bounded.match(/omitted lines (\d+)-(\d+)/);
-    const expected = answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])).join('\n');
-    assert.equal(pages.map((p) => p.replace(/\n$/, '')).join('\n'), expected);
+    for (const page of [...seen.outputs[1], ...(seen.outputs[2] ?? [])]) assert.doesNotMatch(page, CODEX_CUT);
+    assertPagesAreOmitted(pages, bounded, answer);
     for (const r of seen.parent.slice(0, 2)) assert.ok(!JSON.stringify(r.input).includes('finding 1500 '), 'an omitted line was sent');
   } finally {
     await model.close();
@@ -413,6 +421,82 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: handoff mcp start
     assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
   } finally {
     for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
+    await model.close();
+    await world.close();
+  }
+});
+
+test('handoffd unavailable (none runs, none may start): subagent_wait still gives the 171 KB answer\'s head and verdict within Codex\'s cut, one line names the private copy, and the footer\'s commands give back the omitted lines', async () => {
+  const answer = longAnswer(3001, 57);
+  const { respond, seen } = script([
+    () => ({ calls: [spawn('CHILD-DOWN audit the parser')] }),
+    () => ({ calls: [wait()] }),
+    ([bounded]) => ({ calls: footerCommands(bounded).map(shell) }),
+    (outputs) => ({ calls: outputs.flatMap((o) => footerCommands(shellOutput(o))).map(shell) }),
+    () => ({ calls: [wait()] }),
+  ], { 'CHILD-DOWN': answer });
+  const { world, model } = await codexWorld(respond);
+  try {
+    const run = await world.exec('delegate the audit', { model, env: { HANDOFF_AUTOSTART: '0' } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(seen.outputs[0][0], /Started subagent cx-[0-9a-f]{6}/);
+    const [bounded] = seen.outputs[1];
+    console.log(`handoffd unavailable: the wait gave ${bytes(bounded)} bytes of a ${bytes(answer)}-byte answer`);
+    assert.ok(bytes(bounded) <= CODEX_MCP_WHOLE + 100, `the wait's output is ${bytes(bounded)} bytes`);
+    assert.doesNotMatch(bounded, /tokens truncated/, 'Codex did not cut it again');
+    assert.match(bounded, /Subagent cx-[0-9a-f]{6} "CHILD-DOWN audit the parser" finished\./);
+    assert.match(bounded, /finding 0001 /);
+    assert.match(bounded, /VERDICT: ship it/);
+    const note = /\[handoff: handoff's daemon was not reached \(.+\); the head and tail above were cut by the hook itself, the full text \(171,016 bytes\) is in (\/\S+)\]/.exec(bounded);
+    assert.ok(note, bounded.slice(-1500));
+    const copy = note[1];
+    assert.equal(fs.readFileSync(copy, 'utf8'), answer, 'the private copy is the exact answer');
+    assert.equal(fs.statSync(copy).mode & 0o777, 0o600);
+    assert.equal(fs.statSync(path.dirname(copy)).mode & 0o777, 0o700);
+    assert.ok(copy.startsWith(world.home), `${copy} is under the user's cache`);
+    assert.equal(world.artifacts().length, 0, 'nothing in handoffd\'s store');
+    // The footer's pages through Codex's own shell give back exactly the omitted lines.
+    const commands = footerCommands(bounded);
+    assert.ok(commands.length >= 1, bounded.slice(-1500));
+    const listed = seen.outputs[2].map(shellOutput);
+    const planned = commands.length === 1 && /--plan/.test(commands[0]);
+    const pages = (planned ? seen.outputs[3] : seen.outputs[2]).map(shellOutput);
+    assertPagesAreOmitted(pages, bounded, answer);
+    if (!planned) assert.equal(listed.length, pages.length);
+    // Given once: the next wait has nothing more to give.
+    const again = seen.outputs.at(-1).at(-1);
+    assert.match(again, /No subagent of this thread has a result you have not received/);
+  } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('handoffd unavailable: four children finishing together share Codex\'s cut in one wait answer, each head and verdict, each full text in its private copy', async () => {
+  const answers = {};
+  for (const t of ['A', 'B', 'C', 'D']) answers[`CHILD-${t}-`] = longAnswer(700, 58, `${t} `);
+  const { respond, seen } = script([
+    () => ({ calls: ['A', 'B', 'C', 'D'].map((t) => spawn(`CHILD-${t}- part ${t}`)) }),
+    () => ({ calls: [wait()] }),
+  ], answers);
+  const { world, model } = await codexWorld(respond);
+  try {
+    const run = await world.exec('delegate four parts', { model, env: { HANDOFF_AUTOSTART: '0' } });
+    assert.equal(run.code, 0, run.stderr);
+    const [batch] = seen.outputs[1];
+    console.log(`handoffd unavailable, four children: one wait answer of ${bytes(batch)} bytes`);
+    assert.ok(bytes(batch) <= CODEX_MCP_WHOLE + 100, `the wait's output is ${bytes(batch)} bytes`);
+    assert.doesNotMatch(batch, /tokens truncated|no room|Still running/);
+    const copies = [...batch.matchAll(/the full text \([\d,]+ bytes\) is in (\/\S+)\]/g)].map((m) => m[1]);
+    assert.equal(copies.length, 4, batch);
+    for (const t of ['A', 'B', 'C', 'D']) {
+      assert.match(batch, new RegExp(`${t} VERDICT: ship it`), `child ${t}'s verdict`);
+      assert.match(batch, new RegExp(`${t} finding 0001`), `child ${t}'s head`);
+      const copy = copies.find((c) => fs.readFileSync(c, 'utf8') === answers[`CHILD-${t}-`]);
+      assert.ok(copy, `child ${t}'s exact text is in one of the copies`);
+    }
+    assert.equal(world.artifacts().length, 0);
+  } finally {
     await model.close();
     await world.close();
   }

@@ -55,6 +55,12 @@ TEST_CASE("a spent sha256 refuses further use") {
   CHECK_THROWS_AS(h.final_hex(), std::logic_error);
 }
 
+TEST_CASE("sha256_placeholder is a hash-shaped name of sha256_hex's length") {
+  CHECK_EQ(sha256_hex("x").size(), handoff::sha256_hex_chars);
+  CHECK_EQ(handoff::sha256_placeholder().size(), handoff::sha256_hex_chars);
+  CHECK(is_sha256_hex(handoff::sha256_placeholder()));
+}
+
 TEST_CASE("is_sha256_hex accepts exactly 64 lowercase hex digits") {
   const std::string good = sha256_hex("x");
   CHECK(is_sha256_hex(good));

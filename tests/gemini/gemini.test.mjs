@@ -3,9 +3,11 @@
 // Gemini's own read_file.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, longAnswer, readFileBody } from './harness.mjs';
+import { World, handoffdPath, longAnswer, readFileBody } from './harness.mjs';
+import { daemonsServing } from '../support/world.mjs';
 import { lastResponses, startScriptedGemini, toolNames } from './scripted-gemini.mjs';
 
 // A parent that delegates `answers` (one invoke_agent call each, in one turn), then runs every
@@ -131,6 +133,31 @@ test('handoffd unavailable keeps head and verdict: the hook cuts the answer itse
     assert.equal(back, answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])).join('\n'));
     assert.equal(world.artifacts().length, 0, 'nothing in the store: handoffd owns it');
   } finally {
+    await world.close();
+  }
+});
+
+test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: the hook starts handoffd on the private fallback, ${TMPDIR}/handoff-UID/handoffd.sock, and the 171 KB answer is bounded', async () => {
+  const world = new World();
+  const tmp = path.join(world.dir, 'tmp');
+  fs.mkdirSync(tmp, { mode: 0o1777 });
+  const socket = path.join(tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+  try {
+    world.setup();
+    const answer = longAnswer(3001, 57);
+    const got = await delegate(world, [answer], {
+      env: { HANDOFF_SOCKET: undefined, XDG_RUNTIME_DIR: undefined, TMPDIR: tmp, HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: handoffdPath },
+    });
+    const text = got.results[0];
+    assert.ok(Buffer.byteLength(text) <= 16 * 1024, `${Buffer.byteLength(text)} bytes`);
+    assert.ok(text.startsWith('finding 0001 '));
+    assert.ok(text.includes('VERDICT: ship it'));
+    assert.match(text, /\[Truncated: 171,016 bytes/);
+    assert.doesNotMatch(text, /daemon was not reached/);
+    assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
+    assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
+  } finally {
+    for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
     await world.close();
   }
 });

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { World as BaseWorld, cliPath, handoffdPath, longAnswer, parseEvents, runProcess } from '../support/world.mjs';
+import { World as BaseWorld, cliPath, handoffdPath, loadScaled, longAnswer, parseEvents, runProcess } from '../support/world.mjs';
 
 export { cliPath, handoffdPath, longAnswer, parseEvents };
 
@@ -64,7 +64,7 @@ export class World extends BaseWorld {
   // Runs a headless `opencode run --format json PROMPT` in the project directory. `model` is the
   // scripted model (startModel's result), whose requests made during this run are returned.
   // Resolves to { code, signal, stdout, stderr, events, requests, ms }.
-  async opencode(prompt, { model, args = [], env = {}, cwd = this.work, timeoutMs = 120_000 } = {}) {
+  async opencode(prompt, { model, args = [], env = {}, cwd = this.work, timeoutMs = loadScaled(120_000) } = {}) {
     const from = model ? model.requests.length : 0;
     const run = await runProcess(opencodePath, ['run', '--format', 'json', ...args, prompt], { cwd, env: this.env(env), timeoutMs });
     return { ...run, events: parseEvents(run.stdout), requests: model ? model.requests.slice(from) : [] };

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, cliPath, longAnswer } from './harness.mjs';
+import { World, cliPath, handoffdPath, longAnswer } from './harness.mjs';
+import { daemonsServing } from '../support/world.mjs';
 import { assistantTurns, lastToolResults, promptHas, startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;
@@ -189,6 +190,35 @@ test('handoffd unavailable keeps head and verdict: cut by the hook within 16 KiB
     assert.deepEqual(got, all.slice(Number(omitted[1]) - 1, Number(omitted[2])));
     console.log(`opencode without handoffd: ${bytes(r.text)} bytes (${lines.at(-1).slice(0, 120)}...)`);
   } finally {
+    await model.close();
+    await world.close();
+  }
+});
+
+test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: the plugin\'s hook starts handoffd on the private fallback, ${TMPDIR}/handoff-UID/handoffd.sock, and the 171 KB answer is bounded', async () => {
+  const answer = longAnswer(3001, 57);
+  const { respond, seen } = script([
+    () => ({ calls: [task('CHILD-FALLBACK audit the parser', 'audit the parser')] }),
+  ], { 'CHILD-FALLBACK': answer });
+  const { world, model } = await opencodeWorld(respond, { daemon: false });
+  const socket = path.join(world.tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+  try {
+    const run = await world.opencode('PARENT delegate the audit', {
+      model, env: { HANDOFF_SOCKET: undefined, XDG_RUNTIME_DIR: undefined, HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: handoffdPath },
+    });
+    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    const [bounded] = seen[0];
+    const inner = taskFrame.exec(bounded.text)?.[1];
+    assert.ok(inner !== undefined, bounded.text.slice(0, 200));
+    assert.ok(bytes(bounded.text) <= 16 * KiB, `${bytes(bounded.text)} bytes`);
+    assert.ok(inner.startsWith('finding 0001 '), 'the head');
+    assert.match(inner, /VERDICT: ship it/, 'the verdict');
+    assert.match(inner, /\[Truncated: 171,016 bytes/);
+    assert.doesNotMatch(inner, /daemon was not reached/);
+    assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
+    assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
+  } finally {
+    for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
     await model.close();
     await world.close();
   }

@@ -16,6 +16,14 @@ export const cliPath = process.env.HANDOFF_CLI ?? path.join(root, 'build/client/
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// `ms` stretched by how loaded this machine is now (the 1-minute load average per core, 1 to
+// 2.5 times): for a bound on a whole harness run, whose start and model turns slow down with the
+// machine, not for what handoff itself promises (its budgets are asserted by the unit tests).
+export function loadScaled(ms) {
+  const perCore = os.loadavg()[0] / Math.max(1, os.cpus().length);
+  return Math.round(ms * Math.min(2.5, Math.max(1, perCore)));
+}
+
 // Resolves with `check()`'s first truthy result (it may be async), polling every `intervalMs`;
 // throws "timed out waiting for WHAT" (with `detail()`, e.g. a log tail) after `timeoutMs`.
 export async function waitFor(what, check, { timeoutMs = 30_000, intervalMs = 20, detail } = {}) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+using handoff::append_utf8;
 using handoff::utf8_ceil;
 using handoff::utf8_floor;
 using handoff::utf8_sequence_length;
@@ -101,6 +102,23 @@ TEST_CASE("utf8_sequence_length accepts every scalar value in its shortest form,
     const std::string lone(1, static_cast<char>(b));  // no continuation byte follows
     CHECK_EQ(sequence_length(lone), 0);
   }
+}
+
+TEST_CASE("append_utf8 writes every scalar value in its shortest form") {
+  for (std::uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    const std::size_t shortest = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    std::string out = "x";
+    append_utf8(out, cp);
+    if (out != "x" + encode(cp, shortest)) {
+      CAPTURE(cp);
+      FAIL_CHECK("append_utf8 disagrees with the encoding");
+    }
+  }
+  CHECK(valid_utf8(mixed));
+  std::string built;
+  for (const std::uint32_t cp : {0x61U, 0xE9U, 0x4E2DU, 0x1F600U, 0x7AU}) append_utf8(built, cp);
+  CHECK_EQ(built, mixed);
 }
 
 TEST_CASE("valid_utf8 finds one bad byte at any position of a long ASCII run") {

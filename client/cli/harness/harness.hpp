@@ -8,8 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -41,10 +43,32 @@ const std::vector<harness>& harnesses();
 // Every harness's server subcommand (`handoff mcp`), for main().
 std::vector<command> add_server_commands(CLI::App& app, const std::shared_ptr<const daemon_options>& daemon);
 
-// --remove and --dry-run, which every `handoff setup NAME` takes, on `app`.
-void add_setup_flags(CLI::App& app, bool& remove, bool& dry_run);
+// What every `handoff setup NAME` shares (setup_steps.cpp).
+//
+// --remove and --dry-run, which every setup takes: each harness's options derive from this.
+struct setup_flags {
+  bool remove = false;   // take handoff's entries out again (and nothing else)
+  bool dry_run = false;  // print the settings file as it would be; change nothing
+};
+void add_setup_flags(CLI::App& app, setup_flags& flags);
+
+// A harness's add_setup, once its own options are on `app`: adds the flags to `options` and
+// returns what calls `run` with them.
+template <class Options>
+run_fn setup_runner(CLI::App& app, std::shared_ptr<Options> options, int (*run)(const Options&)) {
+  add_setup_flags(app, *options);
+  return [options, run] { return run(*options); };
+}
 
 // "setup NAME: WHY" on stderr; returns `status`.
 int setup_failed(std::string_view name, std::string_view why, int status);
+
+// Runs a setup's edits: exit_ok, or what they throw (a std::exception) reported as
+// setup_failed(name, what, exit_failure).
+int run_setup(std::string_view name, const std::function<void()>& edits);
+
+// DIR/`under` for --project DIR (made absolute), else $HOME/`under`; empty when HOME is unset or
+// empty.
+std::filesystem::path project_or_home(const std::string& project, const std::filesystem::path& under);
 
 }  // namespace handoff::cli

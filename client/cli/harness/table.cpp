@@ -54,14 +54,4 @@ std::vector<command> add_server_commands(CLI::App& app, const std::shared_ptr<co
   return out;
 }
 
-void add_setup_flags(CLI::App& app, bool& remove, bool& dry_run) {
-  app.add_flag("--remove", remove, "Take handoff's entries out again (and nothing else)");
-  app.add_flag("--dry-run", dry_run, "Print the settings file as it would be; change nothing");
-}
-
-int setup_failed(std::string_view name, std::string_view why, int status) {
-  report("setup " + std::string(name), why);
-  return status;
-}
-
 }  // namespace handoff::cli

@@ -31,6 +31,7 @@ import {
   ErrorCode,
   type ArtifactReadParams,
   type ArtifactReadResult,
+  type Batch,
   type CancelResult,
   type CheckResult,
   type CompletedParams,
@@ -129,6 +130,20 @@ export interface HandoffAdapter {
   readonly connected: boolean;
   /** Calls `listener` after every (re)connection to handoffd, before queued calls go out; returns the unsubscribe. */
   onConnected(listener: () => void): () => void;
+  /**
+   * Why handoffd cannot be had now (a connection attempt failed, or the client could not start,
+   * and none connected since); undefined while connected or still trying for the first time.
+   */
+  readonly unreachableReason: string | undefined;
+  /** True while the session is idle (reported "idle" to handoffd). */
+  readonly idle: boolean;
+  /** Calls `listener` whenever the session goes idle; returns the unsubscribe. */
+  onIdle(listener: () => void): () => void;
+  /**
+   * Puts a batch bounded without handoffd (local-bound.ts) into the session as a delivery would:
+   * resolves once it landed (its message_end), rejects if Pi refused it or it did not land in time.
+   */
+  deliverLocal(batch: Batch): Promise<void>;
   started(childId: string, title?: string, options?: CallOptions): Promise<StartedResult>;
   /** Fire-and-forget; false when not sent (not connected). */
   progress(childId: string, text: string): boolean;
@@ -182,6 +197,8 @@ class PiHandoffAdapter implements HandoffAdapter {
   /** The last connection attempt's failure while not connected; undefined once connected. */
   private downBecause: HandoffError | undefined;
   private readonly connectedListeners = new Set<() => void>();
+  private readonly idleListeners = new Set<() => void>();
+  private localDeliveries = 0;
   private readonly closeHooks = new Set<() => Promise<void>>();
   /** The connection status last shown, so it is set only when it changes. */
   private shownStatus: string | undefined;
@@ -238,6 +255,25 @@ class PiHandoffAdapter implements HandoffAdapter {
   onConnected(listener: () => void): () => void {
     this.connectedListeners.add(listener);
     return () => this.connectedListeners.delete(listener);
+  }
+
+  get unreachableReason(): string | undefined {
+    if (this.connected) return undefined;
+    return (this.downBecause ?? this.startError)?.message;
+  }
+
+  get idle(): boolean {
+    return this.state === "idle";
+  }
+
+  onIdle(listener: () => void): () => void {
+    this.idleListeners.add(listener);
+    return () => this.idleListeners.delete(listener);
+  }
+
+  async deliverLocal(batch: Batch): Promise<void> {
+    if (this.disposed) throw new HandoffError("closed", "the handoff adapter was disposed");
+    await this.show({ parentId: this.id ?? "", deliveryId: `local-${String(++this.localDeliveries)}-${String(Date.now())}`, ...batch });
   }
 
   async started(childId: string, title?: string, options?: CallOptions): Promise<StartedResult> {
@@ -346,6 +382,15 @@ class PiHandoffAdapter implements HandoffAdapter {
       clearTimeout(this.redeliverTimer);
     }
     if (this.handoff !== undefined && this.id !== undefined) this.handoff.parentState({ parentId: this.id, state });
+    if (state === "idle") {
+      for (const listener of this.idleListeners) {
+        try {
+          listener();
+        } catch {
+          // A listener's failure is its own.
+        }
+      }
+    }
   }
 
   private onClientEvent(event: ClientEvent): void {

@@ -15,9 +15,12 @@
 //   consumes them, so handoffd never delivers them again when the parent goes idle.
 //   `subagent:async-started` on pi.events reports the run as `started`.
 // - A text of at most `passThroughBytes` passes byte for byte, without an artifact.
-// - If handoffd is not connected, or a call fails or takes longer than `daemonTimeoutMs`, the
-//   original text passes unchanged with one line saying it was not bounded (UNBOUNDED_NOTE): a
-//   result is never lost, and never held longer than that.
+// - If handoffd is not connected (none could be reached or started), the answers are bounded here
+//   instead, as subagent_wait does then (local-bound.ts): head and tail within the same caps, the
+//   full text in a private copy, and the hook core's one line. If a call fails otherwise or takes
+//   longer than `daemonTimeoutMs`, or no copy can be written, the original text passes unchanged
+//   with one line saying it was not bounded (UNBOUNDED_NOTE): a result is never lost, and never
+//   held longer than that.
 // - One parent endpoint per session: the adapter is shared with the default handoff extension
 //   when both are loaded (session-endpoint.ts).
 import { randomBytes } from "node:crypto";
@@ -37,6 +40,8 @@ import {
   type AsyncCompletion,
   type ChildAnswer,
 } from "./pi-subagents-results.js";
+import { HandoffError } from "./errors.js";
+import { localBatch } from "./local-bound.js";
 import type { WaitResult } from "./protocol.js";
 import { sessionAdapter } from "./session-endpoint.js";
 
@@ -106,7 +111,9 @@ export class PiSubagentsBridge {
     try {
       batch = await this.consume(children);
     } catch (error) {
-      return `${original}\n\n${unboundedNote(error instanceof Error ? error.message : String(error))}`;
+      const local = unreachable(error) ? this.boundLocally(children, error) : undefined;
+      if (local === undefined) return `${original}\n\n${unboundedNote(error instanceof Error ? error.message : String(error))}`;
+      batch = local;
     }
     const projections = new Map(batch.sections.map((section) => [section.childId, section.text]));
     // Children the batch deferred stay whole here; consumed, so they are not delivered again.
@@ -148,13 +155,26 @@ export class PiSubagentsBridge {
     try {
       return render((await this.consume(children)).text);
     } catch (error) {
+      const local = unreachable(error) ? this.boundLocally(children, error) : undefined;
+      if (local !== undefined && local.deferred === 0) return render(local.text);
       return `${original}\n\n${unboundedNote(error instanceof Error ? error.message : String(error))}`;
     }
   }
 
+  /**
+   * No handoffd: the children bounded here (local-bound.ts), as a batch; undefined when one could
+   * not be (no private copy), so that the caller passes the original whole.
+   */
+  private boundLocally(children: ChildAnswer[], error: unknown): WaitResult | undefined {
+    const reason = error instanceof Error ? error.message : String(error);
+    const local = localBatch(children.map((child) => ({ ...child })), { reason });
+    if (local.kept.length > local.deferred) return undefined;
+    return { sections: local.sections, text: local.text, deferred: local.deferred, budget: local.budget, timedOut: false, pending: [] };
+  }
+
   /** `completed` for each child, then one `wait` that projects and consumes them all. */
   private async consume(children: ChildAnswer[]): Promise<WaitResult> {
-    if (this.adapter.client?.connected !== true) throw new Error("handoffd is not connected");
+    if (this.adapter.client?.connected !== true) throw new HandoffError("not-connected", "handoffd is not connected");
     const signal = AbortSignal.timeout(this.daemonTimeoutMs);
     const call = { timeoutMs: this.daemonTimeoutMs, signal };
     await Promise.all(children.map((child) => this.adapter.completed(child, call)));
@@ -200,6 +220,11 @@ export class PiSubagentsBridge {
     }
     return children;
   }
+}
+
+/** No handoffd to be had (nothing was sent to one): what is bounded here instead. */
+function unreachable(error: unknown): boolean {
+  return error instanceof HandoffError && error.kind === "not-connected";
 }
 
 /** The part of a notice no `subagent:async-complete` accounted for, as one child of its own. */

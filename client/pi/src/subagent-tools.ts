@@ -2,13 +2,13 @@
 // subagent_wait, subagent_check, subagent_cancel, subagent_list. Each is a thin shell over
 // `Subagents`; texts tell the model what happened and what comes next. A refused call throws,
 // which Pi shows the model as an error.
-import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { Type } from "typebox";
+import type { AgentToolResult, ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { Type, type TSchema } from "typebox";
 
 import { HandoffError } from "./errors.js";
-import type { Budget } from "./protocol.js";
+import type { Budget, CancelResult, CheckResult, WaitResult } from "./protocol.js";
 import { formatBytes, renderBatch, type BatchSummary, type SectionSummary } from "./render.js";
-import type { SpawnContext, Subagents } from "./subagents.js";
+import type { Sent, SpawnContext, Spawned, Subagents } from "./subagents.js";
 
 /** `details` of a subagent_wait result (the batch without its texts). */
 export interface WaitDetails extends BatchSummary {
@@ -32,8 +32,23 @@ const READ_NOT_ASK =
   "A long answer is cut to its first and last lines; its footer names the file with the full text and the read calls that show the rest: " +
   "read that file instead of asking the subagent again.";
 
+/** Registers the six tools, each a thin shell over `subagents` (one function per tool below). */
 export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, subagents: Subagents): void {
-  pi.registerTool({
+  pi.registerTool(spawnTool(subagents));
+  pi.registerTool(waitTool(subagents));
+  pi.registerTool(checkTool(subagents));
+  pi.registerTool(cancelTool(subagents));
+  pi.registerTool(sendTool(subagents));
+  pi.registerTool(listTool(subagents));
+}
+
+/** A tool definition with its parameter and details types inferred, as `registerTool` takes it. */
+function tool<TParams extends TSchema, TDetails>(definition: ToolDefinition<TParams, TDetails>): ToolDefinition<TParams, TDetails> {
+  return definition;
+}
+
+function spawnTool(subagents: Subagents) {
+  return tool({
     name: "subagent_spawn",
     label: "Spawn subagent",
     description:
@@ -49,22 +64,29 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     }),
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       const spawned = await subagents.spawn(params, spawnContext(ctx));
-      const name = `${spawned.childId} ${JSON.stringify(spawned.title)}`;
-      const unreachable = spawned.daemonReachable
-        ? ""
-        : " handoffd is not reachable right now: the subagent runs anyway and its result is kept until it is back (subagent_check and subagent_wait fail until then).";
-      const text =
-        (spawned.queuePosition === 0
-          ? `Started subagent ${name}. Its result is delivered to you when you are idle; call subagent_wait to wait for it now.`
-          : `Queued subagent ${name}: the limit of running subagents is reached; it starts when one finishes ` +
-            `(position ${spawned.queuePosition} in the queue). Its result is delivered like any other.`) +
-        unreachable +
-        (spawned.modelNote !== undefined ? ` ${spawned.modelNote}` : "");
-      return textResult(text, { childId: spawned.childId, title: spawned.title, queuePosition: spawned.queuePosition });
+      return textResult(spawnedText(spawned), { childId: spawned.childId, title: spawned.title, queuePosition: spawned.queuePosition });
     },
   });
+}
 
-  pi.registerTool({
+/** Started or queued, and what comes next. */
+function spawnedText(spawned: Spawned): string {
+  const name = `${spawned.childId} ${JSON.stringify(spawned.title)}`;
+  const unreachable = spawned.daemonReachable
+    ? ""
+    : " handoffd is not reachable right now: the subagent runs anyway and its result is kept until it is back (subagent_check and subagent_wait fail until then).";
+  return (
+    (spawned.queuePosition === 0
+      ? `Started subagent ${name}. Its result is delivered to you when you are idle; call subagent_wait to wait for it now.`
+      : `Queued subagent ${name}: the limit of running subagents is reached; it starts when one finishes ` +
+        `(position ${spawned.queuePosition} in the queue). Its result is delivered like any other.`) +
+    unreachable +
+    (spawned.modelNote !== undefined ? ` ${spawned.modelNote}` : "")
+  );
+}
+
+function waitTool(subagents: Subagents) {
+  return tool({
     name: "subagent_wait",
     label: "Wait for subagents",
     description:
@@ -88,22 +110,7 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
       }
       const empty: WaitDetails = { sections: [], deferred: 0, timedOut: false, pending: [], budget: null };
       if (waited === undefined) return textResult("No subagent of this session has a result you have not received.", empty);
-      const { result, left } = waited;
-      const notes: string[] = [];
-      if (result.pending.length > 0)
-        notes.push(`Still running: ${result.pending.join(", ")}. Call subagent_wait again, or their results are delivered when you are idle.`);
-      if ((result.alreadyDelivered ?? []).length > 0) notes.push(`Already delivered earlier: ${(result.alreadyDelivered ?? []).join(", ")}.`);
-      if ((result.cancelled ?? []).length > 0) notes.push(`Cancelled: ${(result.cancelled ?? []).join(", ")}.`);
-      if (left.length > 0) notes.push(`Not waited for (at most 64 per call): ${left.join(", ")}.`);
-      const text = [result.text, ...notes].filter((part) => part !== "").join("\n\n");
-      const details: WaitDetails = {
-        sections: result.sections.map(({ text: _text, ...rest }): SectionSummary => rest),
-        deferred: result.deferred,
-        timedOut: result.timedOut,
-        pending: result.pending,
-        budget: result.budget,
-      };
-      return textResult(text === "" ? "No results." : text, details);
+      return textResult(waitedText(waited.result, waited.left), waitDetails(waited.result));
     },
     renderResult(result, options, theme) {
       const details = result.details as WaitDetails | undefined;
@@ -111,8 +118,32 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
       return renderBatch("subagent_wait", details ?? { sections: [], deferred: 0 }, text, options.expanded, theme);
     },
   });
+}
 
-  pi.registerTool({
+/** The sections, then a note for each kind of id not returned: still running, delivered, cancelled, over the limit. */
+function waitedText(result: WaitResult, left: string[]): string {
+  const notes: string[] = [];
+  if (result.pending.length > 0)
+    notes.push(`Still running: ${result.pending.join(", ")}. Call subagent_wait again, or their results are delivered when you are idle.`);
+  if ((result.alreadyDelivered ?? []).length > 0) notes.push(`Already delivered earlier: ${(result.alreadyDelivered ?? []).join(", ")}.`);
+  if ((result.cancelled ?? []).length > 0) notes.push(`Cancelled: ${(result.cancelled ?? []).join(", ")}.`);
+  if (left.length > 0) notes.push(`Not waited for (at most 64 per call): ${left.join(", ")}.`);
+  const text = [result.text, ...notes].filter((part) => part !== "").join("\n\n");
+  return text === "" ? "No results." : text;
+}
+
+function waitDetails(result: WaitResult): WaitDetails {
+  return {
+    sections: result.sections.map(({ text: _text, ...rest }): SectionSummary => rest),
+    deferred: result.deferred,
+    timedOut: result.timedOut,
+    pending: result.pending,
+    budget: result.budget,
+  };
+}
+
+function checkTool(subagents: Subagents) {
+  return tool({
     name: "subagent_check",
     label: "Check subagent",
     description:
@@ -121,18 +152,25 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     parameters: idParameter,
     async execute(_toolCallId, params, signal) {
       const { check, turn, waiting } = await subagents.check(params.id, signal);
-      let state: string = waiting ? "queued" : check.state;
-      if (turn !== undefined && turn > 1) state = `turn ${turn}: ${state}`;
-      if (check.status !== null) state += ` (${check.status})`;
-      if (check.bytes !== null && check.lines !== null) state += `, ${formatBytes(check.bytes)} / ${check.lines} lines`;
-      const lines = [`Subagent ${check.childId} ${JSON.stringify(check.title)}: ${state}`];
-      if (check.error !== undefined && check.error !== "") lines.push(`Error: ${check.error}`);
-      if (check.preview !== "") lines.push(`Latest activity${check.previewTruncated ? " (tail)" : ""}:`, check.preview);
-      return textResult(lines.join("\n"), check);
+      return textResult(checkedText(check, turn, waiting), check);
     },
   });
+}
 
-  pi.registerTool({
+/** `Subagent ID "TITLE": state (status), size`, then its error and latest activity. */
+function checkedText(check: CheckResult, turn: number | undefined, waiting: boolean): string {
+  let state: string = waiting ? "queued" : check.state;
+  if (turn !== undefined && turn > 1) state = `turn ${turn}: ${state}`;
+  if (check.status !== null) state += ` (${check.status})`;
+  if (check.bytes !== null && check.lines !== null) state += `, ${formatBytes(check.bytes)} / ${check.lines} lines`;
+  const lines = [`Subagent ${check.childId} ${JSON.stringify(check.title)}: ${state}`];
+  if (check.error !== undefined && check.error !== "") lines.push(`Error: ${check.error}`);
+  if (check.preview !== "") lines.push(`Latest activity${check.previewTruncated ? " (tail)" : ""}:`, check.preview);
+  return lines.join("\n");
+}
+
+function cancelTool(subagents: Subagents) {
+  return tool({
     name: "subagent_cancel",
     label: "Cancel subagent",
     description:
@@ -149,19 +187,20 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
         });
       if (result.cancelled.length === 0 || (was === "unknown" && !result.cancelled.includes(params.id)))
         throw new Error(`subagent_cancel: no subagent ${params.id} in this session`);
-      const what =
-        was === "running"
-          ? "its process tree was ended"
-          : was === "queued" || was === "waiting"
-            ? "it had not started yet"
-            : result.consumed > 0
-              ? "it had finished; its result was dropped"
-              : "it had already ended";
-      return textResult(`Cancelled subagent ${childId}: ${what}.`, { childId, was, consumed: result.consumed });
+      return textResult(`Cancelled subagent ${childId}: ${cancelledWhat(was, result)}.`, { childId, was, consumed: result.consumed });
     },
   });
+}
 
-  pi.registerTool({
+/** What cancelling did, by the state the child was in. */
+function cancelledWhat(was: Awaited<ReturnType<Subagents["cancel"]>>["was"], result: CancelResult): string {
+  if (was === "running") return "its process tree was ended";
+  if (was === "queued" || was === "waiting") return "it had not started yet";
+  return result.consumed > 0 ? "it had finished; its result was dropped" : "it had already ended";
+}
+
+function sendTool(subagents: Subagents) {
+  return tool({
     name: "subagent_send",
     label: "Send to subagent",
     description:
@@ -176,21 +215,28 @@ export function registerSubagentTools(pi: Pick<ExtensionAPI, "registerTool">, su
     }),
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       const sent = await subagents.send(params.id, params.message, spawnContext(ctx));
-      const name = `${sent.childId} ${JSON.stringify(sent.title)}`;
-      const answer = `Its answer comes as ${sent.turnId} ${JSON.stringify(sent.turnTitle)}, delivered to you when you are idle; call subagent_wait to wait for it now.`;
-      const text =
-        (sent.behind
-          ? `Queued for subagent ${name}: it is still working on turn ${sent.turn - 1}; your message starts turn ${sent.turn} when that ends. `
-          : sent.queuePosition > 0
-            ? `Queued turn ${sent.turn} of subagent ${name}: the limit of running subagents is reached (position ${sent.queuePosition} in the queue). `
-            : `Sent to subagent ${name}: turn ${sent.turn} started. `) +
-        answer +
-        (sent.daemonReachable ? "" : " handoffd is not reachable right now: the turn runs anyway and its result is kept until it is back.");
-      return textResult(text, sent);
+      return textResult(sentText(sent), sent);
     },
   });
+}
 
-  pi.registerTool({
+/** Started, queued behind its own turn or behind the limit, and where the answer comes. */
+function sentText(sent: Sent): string {
+  const name = `${sent.childId} ${JSON.stringify(sent.title)}`;
+  const answer = `Its answer comes as ${sent.turnId} ${JSON.stringify(sent.turnTitle)}, delivered to you when you are idle; call subagent_wait to wait for it now.`;
+  return (
+    (sent.behind
+      ? `Queued for subagent ${name}: it is still working on turn ${sent.turn - 1}; your message starts turn ${sent.turn} when that ends. `
+      : sent.queuePosition > 0
+        ? `Queued turn ${sent.turn} of subagent ${name}: the limit of running subagents is reached (position ${sent.queuePosition} in the queue). `
+        : `Sent to subagent ${name}: turn ${sent.turn} started. `) +
+    answer +
+    (sent.daemonReachable ? "" : " handoffd is not reachable right now: the turn runs anyway and its result is kept until it is back.")
+  );
+}
+
+function listTool(subagents: Subagents) {
+  return tool({
     name: "subagent_list",
     label: "List subagents",
     description:

@@ -20,14 +20,21 @@
 // - "Undelivered" turns are the ones whose result has not reached the session yet (not returned
 //   by a wait, not seen landing in an auto-delivery, not cancelled): `wait()` with no ids waits for
 //   those; with a child's id, for its undelivered turns (else its latest).
+// - With no handoffd reachable or startable, `wait()` waits for the covered turns here and returns
+//   those whose text it still holds (not yet taken by handoffd) bounded by local-bound.ts, each
+//   with its head and tail and its full text in a private copy; they count as delivered, and
+//   handoffd, once back, is told to drop them (`subagent/cancel`), so none is delivered twice.
+//   So are the results still held here when the parent goes idle then: one delivery into the
+//   session, as handoffd's auto-delivery would make, within its caps (24 KiB / 48 KiB).
 // - A send to a cancelled or forgotten child, or one this session never had, is refused, naming
 //   which. A child is forgotten (its session files removed) `keepMs` after it last had nothing
 //   running and nothing undelivered, when it is cancelled, and at session shutdown.
 // - The status line shows running, queued and pending (finished, not delivered) turns.
 // - `shutdown` kills every child's process group and tells handoffd they are cancelled (resolving
 //   once it answered, or SHUTDOWN_CANCEL_MS passed); the guard kills them anyway if Pi dies.
-// - Memory: a turn's final text is dropped once handoffd took it, its prompt once it started; a
-//   forgotten child leaves a one-line summary for subagent_list and refusals (at most 10,000).
+// - Memory: a turn's final text is dropped once handoffd took it (or it was delivered without
+//   handoffd), its prompt once it started; a forgotten child leaves a one-line summary for
+//   subagent_list and refusals (at most 10,000).
 import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
@@ -41,6 +48,7 @@ import { piLaunch, type ParentRuntime } from "./pi-launch.js";
 import { ErrorCode, type CancelResult, type CheckResult, type Section, type WaitResult } from "./protocol.js";
 import { MAX_WAIT_IDS, SUBAGENT_CHILD_ENV, type ResolvedSubagentOptions } from "./subagent-options.js";
 import { listChildren, type ChildLine } from "./subagent-list.js";
+import { AUTO_CAPS, localBatch, type LocalInput } from "./local-bound.js";
 
 /** What spawning needs from Pi's tool context. */
 export interface SpawnContext {
@@ -104,6 +112,13 @@ interface Turn {
   lines?: number;
   /** The full text's file, once a delivery cut it. */
   artifact?: string;
+  /** Its result while handoffd has not taken it (what a wait without handoffd shows), and when it ended. */
+  held?: LocalInput | undefined;
+  endedAt?: number;
+  /** Delivered without handoffd (a wait, or a delivery when idle): handoffd is to drop it, not deliver it. */
+  local?: boolean;
+  /** Aborts its `subagent/completed` still waiting for a connection, when it is delivered without handoffd. */
+  reportAbort?: AbortController;
 }
 
 interface Child {
@@ -135,6 +150,11 @@ const TITLE_CHARS = 60;
 /** Retry of `subagent/completed` while the daemon is unreachable: first delay and cap, ms. */
 const REPORT_RETRY_FIRST_MS = 250;
 const REPORT_RETRY_MAX_MS = 10_000;
+/**
+ * How long after a turn ends or the parent goes idle a delivery without handoffd is made, ms: a
+ * reconnection under way (its backoff starts at 100 ms) gets the result to handoffd first.
+ */
+const LOCAL_DELIVERY_DELAY_MS = 1_000;
 /** How long session shutdown waits for handoffd to record the children cancelled, ms. */
 const SHUTDOWN_CANCEL_MS = 1_000;
 
@@ -149,6 +169,12 @@ export class Subagents {
   /** Wakes the completion retries (aborted and replaced on every connection). */
   private retryNow = new AbortController();
   private running = 0;
+  /** Woken whenever a turn ends (a wait without handoffd waits on it). */
+  private readonly turnEndWaiters = new Set<() => void>();
+  /** A delivery without handoffd is due, or on its way. */
+  private localDeliveryTimer: NodeJS.Timeout | undefined;
+  private localDelivery = false;
+  private ended = 0;
   private ctx: SpawnContext | undefined;
   private closed = false;
 
@@ -160,6 +186,7 @@ export class Subagents {
   ) {
     this.sessions = new ChildSessions(options.sessionRoot);
     adapter.onConnected(() => this.onConnected());
+    adapter.onIdle(() => this.deliverHeldSoon());
   }
 
   async spawn(request: SpawnRequest, ctx: SpawnContext): Promise<Spawned> {
@@ -240,12 +267,89 @@ export class Subagents {
     const options: { timeoutMs?: number; signal?: AbortSignal } = {};
     if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
     if (signal !== undefined) options.signal = signal;
-    const result = await this.adapter.wait(waited, options);
+    let result: WaitResult;
+    try {
+      result = await this.adapter.wait(waited, options);
+    } catch (error) {
+      if (!(error instanceof HandoffError) || (error.kind !== "not-connected" && error.kind !== "connection-lost")) throw error;
+      // "subagent/wait: handoffd is unreachable (WHY); reconnecting in the background": WHY is the reason.
+      const reason = /handoffd is unreachable \((.*)\); reconnecting/.exec(error.message)?.[1] ?? error.message;
+      result = await this.waitWithoutDaemon(waited, timeoutMs, signal, reason);
+    }
     for (const section of result.sections) this.markDelivered(section.childId, section);
     for (const id of result.alreadyDelivered ?? []) this.markDelivered(id);
     for (const id of result.cancelled ?? []) this.undelivered.delete(id);
     this.showStatus();
     return { result, waited, left: wanted.slice(MAX_WAIT_IDS) };
+  }
+
+  /**
+   * `wait` with no handoffd to be had: waits here for the covered turns to end (at most
+   * `timeoutMs`; `signal` ends it, taking nothing), then bounds the results this session still
+   * holds (local-bound.ts) and marks them delivered here. Turns handoffd took before it went away
+   * are named: they come when it is back.
+   */
+  private async waitWithoutDaemon(ids: string[], timeoutMs: number | undefined, signal: AbortSignal | undefined, reason: string): Promise<WaitResult> {
+    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    const covered = (): Turn[] => ids.flatMap((id) => this.turns.get(id) ?? []);
+    let timedOut = false;
+    while (covered().some(isLive)) {
+      const left = deadline === undefined ? undefined : deadline - Date.now();
+      if (left !== undefined && left <= 0) {
+        timedOut = true;
+        break;
+      }
+      await this.nextTurnEnd(left, signal);
+    }
+    const turns = covered();
+    // Not one a delivery without handoffd is putting into the session right now (turn.local).
+    const held = turns.filter((turn) => turn.held !== undefined && turn.local !== true && this.undelivered.has(turn.id)).sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
+    const batch = localBatch(held.map((turn) => turn.held as LocalInput), { reason });
+    for (const id of batch.delivered) {
+      const turn = this.turns.get(id);
+      if (turn === undefined) continue;
+      deliverHere(turn);
+      turn.held = undefined;
+    }
+    const atDaemon = turns.filter((turn) => turn.phase === "finished" && turn.held === undefined && turn.local !== true && this.undelivered.has(turn.id)).map((turn) => turn.id);
+    const note = atDaemon.length === 0 ? "" : `Kept by handoffd, which is not reachable now: ${atDaemon.join(", ")}; delivered when it is back (or by a later subagent_wait).`;
+    const known = new Set(turns.map((turn) => turn.id));
+    return {
+      sections: batch.sections.filter((section) => batch.delivered.includes(section.childId)),
+      text: [batch.text, note].filter((part) => part !== "").join("\n\n"),
+      deferred: batch.deferred,
+      budget: batch.budget,
+      timedOut,
+      pending: turns.filter(isLive).map((turn) => turn.id),
+      cancelled: ids.filter((id) => !known.has(id) && this.closedChildren.get(baseId(id))?.how === "cancelled"),
+    };
+  }
+
+  /** Resolves when a turn ends or `timeoutMs` passes; rejects "aborted" on `signal`. */
+  private nextTurnEnd(timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stop = (): void => {
+        clearTimeout(timer);
+        this.turnEndWaiters.delete(done);
+        signal?.removeEventListener("abort", aborted);
+      };
+      const done = (): void => {
+        stop();
+        resolve();
+      };
+      const aborted = (): void => {
+        stop();
+        reject(new HandoffError("aborted", "subagent/wait: aborted"));
+      };
+      const timer = timeoutMs === undefined ? undefined : setTimeout(done, timeoutMs);
+      if (signal?.aborted === true) return aborted();
+      signal?.addEventListener("abort", aborted, { once: true });
+      this.turnEndWaiters.add(done);
+    });
+  }
+
+  private turnEnded(): void {
+    for (const wake of [...this.turnEndWaiters]) wake();
   }
 
   /** handoffd's check of a turn (a child's id: its latest turn), with the turn's local phase. */
@@ -280,6 +384,7 @@ export class Subagents {
       turn.process?.kill();
     }
     this.forget(child, "cancelled");
+    this.turnEnded();
     this.showStatus();
     if (toCancel.length === 0) return { result: undefined, was, childId: child.id };
     const result = await this.adapter.cancel(toCancel, signal === undefined ? {} : { signal });
@@ -330,6 +435,7 @@ export class Subagents {
     if (this.closed) return;
     this.closed = true;
     this.retryNow.abort();
+    clearTimeout(this.localDeliveryTimer);
     const live = [...this.turns.values()].filter(isLive);
     this.queue.length = 0;
     for (const turn of live) {
@@ -491,14 +597,41 @@ export class Subagents {
     this.showStatus();
     if (cancelled || this.closed) return;  // the daemon recorded it cancelled already
     const completion = { childId: turn.id, title: turn.title, status: outcome.status === "done" ? ("done" as const) : ("error" as const), finalText: outcome.finalText };
-    let report: SubagentCompletion = outcome.error === undefined || outcome.status === "done" ? completion : { ...completion, error: outcome.error };
+    const report: SubagentCompletion = outcome.error === undefined || outcome.status === "done" ? completion : { ...completion, error: outcome.error };
     turn.status = completion.status;
+    turn.held = { ...report, title: turn.title };
+    turn.endedAt = ++this.ended;
+    this.turnEnded();
+    this.deliverHeldSoon();
+    await this.report(turn, report);
+  }
+
+  /**
+   * `subagent/completed` for the turn, retried until handoffd takes it; for a turn delivered here
+   * meanwhile (without handoffd), `subagent/cancel` instead, so that handoffd drops it.
+   */
+  private async report(turn: Turn, completion: SubagentCompletion): Promise<void> {
+    let report = completion;
     for (let delay = REPORT_RETRY_FIRST_MS; !this.closed; delay = Math.min(delay * 2, REPORT_RETRY_MAX_MS)) {
       try {
-        const taken = await this.adapter.completed(report);
+        // Delivered here by a wait without handoffd: handoffd drops it (if it has it) instead.
+        if (turn.local === true) {
+          await this.adapter.cancel([turn.id]);
+          this.reported(turn, undefined, undefined);
+          return;
+        }
+        // A call made while handoffd is down waits for the connection; delivered here meanwhile,
+        // it is aborted before it is sent (deliverHere), so handoffd never gets it to deliver again.
+        turn.reportAbort = new AbortController();
+        const taken = await this.adapter.completed(report, { signal: turn.reportAbort.signal });
+        if (deliveredHere(turn)) continue;  // delivered here while the report was on its way
         this.reported(turn, taken.bytes, taken.lines);
         return;
       } catch (error) {
+        if (turn.local === true && !retryable(error)) {
+          this.reported(turn, undefined, undefined);
+          return;
+        }
         // Retried: the daemon unreachable, stopping, overloaded or out of storage. A refusal of the
         // call itself (say a final text over the frame cap) is reported once as the child's error,
         // so the parent still learns how it ended; a conflict means an earlier attempt landed.
@@ -516,8 +649,62 @@ export class Subagents {
     }
   }
 
+  /** Auto-delivery without handoffd, LOCAL_DELIVERY_DELAY_MS from now (once at a time). */
+  private deliverHeldSoon(): void {
+    if (this.localDeliveryTimer !== undefined || this.closed) return;
+    this.localDeliveryTimer = setTimeout(() => {
+      this.localDeliveryTimer = undefined;
+      void this.deliverHeld();
+    }, LOCAL_DELIVERY_DELAY_MS);
+    this.localDeliveryTimer.unref();
+  }
+
+  /**
+   * The parent is idle and handoffd cannot be had: the finished results it has not received and
+   * handoffd has not taken are bounded here (local-bound.ts, the auto-delivery caps) and put into
+   * the session as one delivery; handoffd, once back, drops them (see `report`). A delivery Pi
+   * refuses leaves them as they were, to be reported or delivered later.
+   */
+  private async deliverHeld(): Promise<void> {
+    const reason = this.adapter.unreachableReason;
+    if (this.closed || this.localDelivery || reason === undefined || !this.adapter.idle) return;
+    const held = [...this.turns.values()]
+      .filter((turn) => turn.held !== undefined && turn.local !== true && this.undelivered.has(turn.id))
+      .sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
+    if (held.length === 0) return;
+    const batch = localBatch(held.map((turn) => turn.held as LocalInput), { reason, caps: AUTO_CAPS });
+    const sent = held.filter((turn) => batch.delivered.includes(turn.id));
+    if (sent.length === 0) return;  // nothing could be shown (no private copy): it waits for handoffd
+    const inputs = sent.map((turn) => turn.held as LocalInput);
+    for (const turn of sent) deliverHere(turn);  // not reported to handoffd while it lands
+    this.localDelivery = true;
+    try {
+      await this.adapter.deliverLocal({
+        sections: batch.sections.filter((section) => batch.delivered.includes(section.childId)),
+        text: batch.text,
+        deferred: batch.deferred,
+        budget: batch.budget,
+      });
+      for (const turn of sent) turn.held = undefined;  // its message_end marked it delivered
+    } catch {
+      sent.forEach((turn, i) => {
+        turn.local = false;
+        turn.held = inputs[i];
+        if (turn.reported === true && turn.held !== undefined) {
+          turn.reported = false;
+          const { error, ...rest } = turn.held;
+          void this.report(turn, error === undefined ? rest : { ...rest, error });
+        }
+      });
+    } finally {
+      this.localDelivery = false;
+    }
+    if (batch.deferred > 0) this.deliverHeldSoon();
+  }
+
   private reported(turn: Turn, bytes: number | undefined, lines: number | undefined): void {
     turn.reported = true;
+    turn.held = undefined;
     if (bytes !== undefined && lines !== undefined) {
       turn.bytes = bytes;
       turn.lines = lines;
@@ -561,6 +748,17 @@ export class Subagents {
       // A stale context after session replacement; the status is cosmetic.
     }
   }
+}
+
+/** Marks the turn delivered without handoffd: its report waiting for a connection is not sent. */
+function deliverHere(turn: Turn): void {
+  turn.local = true;
+  turn.reportAbort?.abort();
+}
+
+/** Delivered without handoffd (read through a call: it changes across awaits). */
+function deliveredHere(turn: Turn): boolean {
+  return turn.local === true;
 }
 
 function isLive(turn: Turn): boolean {

@@ -24,6 +24,11 @@ interface Setup {
 
 const cleanups: (() => Promise<void> | void)[] = [];
 
+/** handoffd's default --flush-delay-ms: a delivery is decided this long after what made it due. */
+const FLUSH_DELAY_MS = 50;
+/** The adapter's settleGraceMs in these tests. */
+const SETTLE_GRACE_MS = 50;
+
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
@@ -41,7 +46,7 @@ async function setup(options: HandoffAdapterOptions & { daemon?: Daemon; connect
   const adapter = createHandoffAdapter(pi.api, {
     socketPath: daemon.socketPath,
     reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
-    settleGraceMs: 50,
+    settleGraceMs: SETTLE_GRACE_MS,
     ...adapterOptions,
     onDelivery: (event) => deliveries.push(event),
     onEvent: (event) => events.push(event),
@@ -73,6 +78,35 @@ async function queueEmpty(worker: HandoffClient): Promise<void> {
   });
 }
 
+/**
+ * Returns once handoffd has taken in what the adapter said so far and made every delivery decision
+ * that could have called for, and the first step of each has reached the adapter: a round trip on
+ * the adapter's own connection (what it sent before is read first); handoffd's own clock
+ * (daemon/status uptimeMs) two flush delays past that, so a flush armed before is due and has run;
+ * then another round trip on the adapter's connection, whose answer comes after whatever that flush
+ * asked the adapter (context/usage, which a delivery asks before its parent/deliver).
+ */
+async function pastDeliveryDecisions(s: Setup): Promise<void> {
+  await s.adapter.client?.status();
+  const from = (await s.worker.status()).uptimeMs;
+  await eventually("handoffd's clock two flush delays on", async () => (await s.worker.status()).uptimeMs >= from + 2 * FLUSH_DELAY_MS);
+  await s.adapter.client?.status();
+}
+
+/**
+ * Returns once the adapter's settle grace, started before this call, has run out and its timer has
+ * run: Node runs timers in the order they fall due, so one of the same length set later runs after it.
+ */
+function afterSettleGrace(): Promise<void> {
+  return delay(SETTLE_GRACE_MS);  // ordered after the adapter's timer, not a guess
+}
+
+/** Asserts handoffd started no delivery: it asked for no usage and nothing was sent to Pi. */
+function assertNoDelivery(s: Setup, usageCallsBefore: number, why: string): void {
+  assert.equal(s.ctx.usageCalls, usageCallsBefore, `${why}: handoffd asked for no usage, so it started no delivery`);
+  assert.equal(s.pi.sent.length, 0, why);
+}
+
 function details(s: Setup, index: number): HandoffMessageDetails {
   const sent = s.pi.sent[index];
   assert.ok(sent !== undefined, `sendMessage call ${index} happened`);
@@ -94,8 +128,8 @@ describe("Pi adapter", () => {
     await busy(s);
     await s.worker.completed({ parentId: s.sessionId, childId: "a", title: "task a", status: "done", finalText: "result a" });
     await s.worker.completed({ parentId: s.sessionId, childId: "b", title: "task b", status: "error", error: "boom", finalText: "partial b" });
-    await delay(300);  // a window for a delivery that must not come (the daemon's coalescing is 50 ms)
-    assert.equal(s.pi.sent.length, 0, "nothing is delivered while the parent is busy");
+    await pastDeliveryDecisions(s);
+    assertNoDelivery(s, 0, "nothing is delivered while the parent is busy");
     assert.equal((await s.worker.status()).queue.results, 2);
 
     await settle(s);
@@ -190,7 +224,9 @@ describe("Pi adapter", () => {
     await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "slow to land" });
     await settle(s);
     await eventually("sendMessage to be called", () => s.pi.sent.length === 1);
-    await delay(150);  // a window for an acknowledgement that must not come
+    // An acknowledgement sent when sendMessage returned would be read before this round trip on
+    // the adapter's connection, and daemon/status waits for the removal it starts.
+    await s.adapter.client?.status();
     assert.equal((await s.worker.status()).queue.deliveries, 1, "not acknowledged before its message_end");
     assert.ok(sent !== undefined);
     await s.pi.land(sent);
@@ -202,7 +238,7 @@ describe("Pi adapter", () => {
     await s.worker.completed({ parentId: s.sessionId, childId: "b", status: "done", finalText: "never taken" });
     await settle(s);
     await eventually("the failed attempt", () => s.deliveries.some((e) => e.outcome === "failed"));
-    await delay(200);  // a window for an acknowledgement that must not come
+    await s.adapter.client?.status();  // an acknowledgement sent before is read before this answer
     assert.equal((await s.worker.status()).queue.results, 1, "a rejected delivery stays queued");
   });
 
@@ -227,8 +263,9 @@ describe("Pi adapter", () => {
     await busy(s);
     await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
     await s.pi.emit("agent_end", { messages: [] }, s.ctx);  // Pi is retrying: isIdle() is false
-    await delay(300);  // a window for a delivery that must not come
-    assert.equal(s.pi.sent.length, 0);
+    await afterSettleGrace();
+    await pastDeliveryDecisions(s);
+    assertNoDelivery(s, 0, "agent_end while busy is not idle");
     s.ctx.idle = true;
     await s.pi.emit("agent_settled", { aborted: false }, s.ctx);
     await eventually("the delivery", () => s.pi.sent.length === 1);
@@ -251,9 +288,11 @@ describe("Pi adapter", () => {
     await busy(s);
     await s.worker.completed({ parentId: s.sessionId, childId: "a", status: "done", finalText: "result a" });
     s.ctx.idle = true;
+    const usageCalls = s.ctx.usageCalls;
     await s.pi.emit("agent_end", { messages: [] }, s.ctx);
-    await delay(300);  // a window for a delivery that must not come
-    assert.equal(s.pi.sent.length, 0, "waits for agent_settled");
+    await afterSettleGrace();
+    await pastDeliveryDecisions(s);
+    assertNoDelivery(s, usageCalls, "waits for agent_settled");
     await s.pi.emit("agent_settled", { aborted: false }, s.ctx);
     await eventually("the delivery", () => s.pi.sent.length === 1);
   });
@@ -337,8 +376,10 @@ describe("Pi adapter", () => {
     await daemon.kill();
     const s = await setup({ daemon, connect: false });
     await eventually("the footer status", () => s.ctx.statuses.includes("handoff: daemon unreachable, retrying"));
-    await delay(1_000);  // several more failed attempts (100 ms doubling): the status is set once
-    assert.deepEqual(s.ctx.statuses, ["handoff: daemon unreachable, retrying"]);
+    const failedAttempts = (): number => s.events.filter((e) => e.type === "connect-failed").length;
+    const seen = failedAttempts();
+    await eventually("three more failed attempts", () => failedAttempts() >= seen + 3);
+    assert.deepEqual(s.ctx.statuses, ["handoff: daemon unreachable, retrying"], "the status is set once");
     await daemon.launch();
     await s.adapter.ready(5_000);
     await eventually("the status to clear", () => s.ctx.statuses.at(-1) === undefined);
@@ -381,13 +422,16 @@ describe("Pi adapter across daemon restarts", () => {
     await s.daemon.kill();
     await s.daemon.launch();
     await eventually("the reconnection", () => s.events.some((e) => e.type === "connected" && e.reconnected));
-    await delay(300);  // a window for a delivery that must not come
-    assert.equal(s.pi.sent.length, 0, "the re-sent state is busy: nothing yet");
+    await s.worker.ready(5_000);
+    await pastDeliveryDecisions(s);
+    assertNoDelivery(s, 0, "the re-sent state is busy: nothing yet");
     await settle(s);
     await eventually("the delivery", () => s.pi.sent.length === 1);
     await s.worker.ready(5_000);
     await queueEmpty(s.worker);
-    await delay(200);  // a window for a second copy that must not come
+    // Nothing is left to deliver, and whatever handoffd sent the adapter before is read before
+    // this answer on its connection: a second copy would be here now.
+    await s.adapter.client?.status();
     assert.equal(s.pi.sent.length, 1);
     assert.ok((s.pi.sent[0]?.message.content as string).includes("kept on disk"));
   });

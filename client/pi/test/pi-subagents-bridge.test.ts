@@ -2,7 +2,11 @@
 // shared session endpoint, against a real handoffd. The event bus is Node's EventEmitter, as Pi's
 // is; Pi itself is the real-Pi test's business (real-pi/pi-subagents.test.ts).
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { HandoffClient } from "../src/client.js";
@@ -92,16 +96,49 @@ test("one adapter per session bus: the second extension reuses the first one's, 
   for (const adapter of [a, c]) adapter.dispose();
 });
 
-test("handoffd not connected: the notice passes whole with one note line", async () => {
+test("handoffd not connected: the notice is bounded by the bridge itself, head and tail, the full text in a private copy", async () => {
   const pi = piWith(bus());
   const bridge = createPiSubagentsBridge(pi as never, { socketPath: `${daemon.dir}/nobody.sock` });
   await pi.emit("session_start", {}, new FakeContext("lonely-parent"));
+  const body = numberedReport(600, "ALONE");
+  const notice = `Background task completed: **scout**\n\n${body}`;
+  const cache = mkdtempSync(join(tmpdir(), "handoff-bridge-cache-"));
+  const saved = process.env["XDG_CACHE_HOME"];
+  process.env["XDG_CACHE_HOME"] = cache;
+  try {
+    const text = await bridge.boundBackground(notice);
+    assert.ok(text !== undefined && Buffer.byteLength(text) <= 16 * 1024 + 256, `${text?.length} chars`);
+    assert.equal(text.split("\n")[0], "Background task completed: **scout**");
+    assert.ok(text.includes("\nBEGIN ALONE\n") && text.includes("\nEND ALONE\n[Truncated: "), "head and tail");
+    const line = /\n\n\[handoff: handoff's daemon was not reached \(handoffd is not connected\); the head and tail above were cut by the hook itself, the full text \(([\d,]+) bytes\) is in (\S+)\]$/.exec(text);
+    assert.ok(line !== null, text.slice(-300));
+    assert.equal(line[2], join(cache, "handoff", "unbounded", `${createHash("sha256").update(body).digest("hex")}.txt`));
+    assert.equal(readFileSync(line[2] as string, "utf8"), body);
+  } finally {
+    if (saved === undefined) delete process.env["XDG_CACHE_HOME"];
+    else process.env["XDG_CACHE_HOME"] = saved;
+    rmSync(cache, { recursive: true, force: true });
+    bridge.adapter.dispose();
+  }
+});
+
+test("handoffd not connected and no private copy possible: the notice passes whole with one note line", async () => {
+  const pi = piWith(bus());
+  const bridge = createPiSubagentsBridge(pi as never, { socketPath: `${daemon.dir}/nobody.sock` });
+  await pi.emit("session_start", {}, new FakeContext("lonely-parent-2"));
   const notice = `Background task completed: **scout**\n\n${numberedReport(600, "ALONE")}`;
+  const saved = { cache: process.env["XDG_CACHE_HOME"], home: process.env["HOME"] };
+  delete process.env["XDG_CACHE_HOME"];
+  delete process.env["HOME"];
   try {
     const text = await bridge.boundBackground(notice);
     assert.ok(text?.startsWith(`${notice}\n\n[handoff: this result was not bounded (handoffd is not connected)`), text?.slice(-200));
     assert.equal(text!.split("\n").filter((line) => line.startsWith("[handoff:")).length, 1);
   } finally {
+    for (const [name, value] of [["XDG_CACHE_HOME", saved.cache], ["HOME", saved.home]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
     bridge.adapter.dispose();
   }
 });

@@ -9,6 +9,8 @@
 #include "cli/harness/claude_code/notice.hpp"
 #include "cli/harness/claude_code/spool.hpp"
 #include "cli/harness/claude_code/transcript.hpp"
+#include "cli/harness/core/local_bound.hpp"
+#include "engine/text/batch.hpp"
 #include "engine/text/reader_profile.hpp"
 
 namespace handoff::cli::claude_code {
@@ -128,6 +130,38 @@ bool shows(const agent_notice& notice, const rpc::check_result& report) {
   return report.bytes && *report.bytes >= notice.report.size() && *report.bytes <= notice.report.size() + 1;
 }
 
+// handoffd not reached (or it never got the report): the report capture kept, when the notice
+// shows it, cut here (hook_core::local_head_tail for Claude Code's Read, the full text in a
+// private copy), put in the spool and the notice blocked, as a copy from handoffd would be.
+// nullopt when there is no such report or it cannot be cut.
+std::optional<gate_answer> cut_locally(report_spool& spool, const agent_notice& notice, bool head_only,
+                                       const std::string& why) {
+  try {
+    const std::optional<std::string> full = spool.local_report(notice.agent_id);
+    if (!full || full->empty()) return std::nullopt;
+    const auto trimmed = [](std::string_view t) {
+      while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.remove_suffix(1);
+      return t;
+    };
+    const std::string_view tail = trimmed(*full).substr(trimmed(*full).size() - std::min<std::size_t>(trimmed(*full).size(), report_tail_bytes));
+    if (!head_only && !trimmed(notice.report).ends_with(tail)) return std::nullopt;
+    const std::string line_why = "handoff's daemon was not reached (" + hook_core::one_line(why) + ")";
+    const std::filesystem::path copy = hook_core::keep_unbounded_copy(*full);
+    batch_input in;
+    in.child_id = notice.agent_id;
+    in.title = notice.summary;
+    const std::string text = section_header(in) + hook_core::local_head_tail(*full, claude_code_reader, copy, line_why);
+    spool.put({"local-" + notice.agent_id + "-" + copy.stem().string().substr(0, 12)}, text);
+    spool.forget_local_report(notice.agent_id);
+    // Should handoffd have taken it after all (it answers late): a later gate takes it out there.
+    spool.note_passed(notice.agent_id);
+    return block(notice, "cut its report itself, handoffd not reached: " + grouped(full->size()) + " -> " +
+                             grouped(text.size()) + " bytes (full text kept)");
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 gate_answer decide(report_spool& spool, const json& hook, const agent_notice& notice, const std::string& key,
                    const hook_settings& settings) {
   const std::string session = hook.value("session_id", "");
@@ -149,8 +183,10 @@ gate_answer decide(report_spool& spool, const json& hook, const agent_notice& no
     client::connection c = connect(settings, true);
     settle_passed(spool, c, session);
     const std::optional<rpc::check_result> report = latest_report(c, session, notice.agent_id);
-    if (!report || (noted ? report->child_id != *noted : !shows(notice, *report)))
+    if (!report || (noted ? report->child_id != *noted : !shows(notice, *report))) {
+      if (std::optional<gate_answer> cut = cut_locally(spool, notice, head_only, "it never got this report")) return *cut;
       return pass("its full text never reached handoffd");
+    }
     if (spool.holds(report->child_id)) return already_delivered(notice);
     if (report->state != "completed" && report->state != "running")
       return pass("handoffd had already handed it over (" + report->state + ")");
@@ -188,6 +224,7 @@ gate_answer decide(report_spool& spool, const json& hook, const agent_notice& no
     return block(notice, "bounded its report: " + grouped(mine->total_bytes) + " -> " + grouped(mine->text.size()) +
                              " bytes (full text kept)");
   } catch (const std::exception& e) {
+    if (std::optional<gate_answer> cut = cut_locally(spool, notice, head_only, e.what())) return *cut;
     try {
       spool.note_passed(notice.agent_id);
     } catch (const std::exception&) {
@@ -236,7 +273,14 @@ void capture_report(const json& hook, const hook_settings& settings) {
       }
     }
   } catch (const std::exception&) {
-    // Not held: the gate finds no report and lets Claude Code's notice through, saying so.
+    // Not held by handoffd: kept here, for the gate to cut itself (else it lets Claude Code's
+    // notice through, saying so).
+    try {
+      if (std::optional<report_spool> spool = report_spool::open_locked(settings.spool_base, parent, true))
+        spool->keep_local_report(agent, text);
+    } catch (const std::exception&) {
+      // the gate finds nothing and lets the notice through, saying so
+    }
   }
 }
 

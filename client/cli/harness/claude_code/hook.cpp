@@ -46,7 +46,7 @@ void cancel_child(const json& hook, const hook_settings& settings) {
 std::string bound_locally(const json& response, const std::string& text, const std::string& why) {
   if (fits_unchanged(text)) return not_bounded(response, why);
   try {
-    const std::filesystem::path copy = hook_core::write_private_copy(hook_core::unbounded_dir(), text);
+    const std::filesystem::path copy = hook_core::keep_unbounded_copy(text);
     return with_content(response, hook_core::local_head_tail(text, claude_code_reader, copy, why));
   } catch (const std::exception& e) {
     return not_bounded(response, why + "; no private copy: " + e.what());

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "cli/harness/hook_groups.hpp"
+
 namespace handoff::cli::claude_code {
 namespace {
 
@@ -69,29 +71,6 @@ bool is_handoff_rule(const ordered_json& rule, const std::vector<std::string>& o
   return std::find(own.begin(), own.end(), r) != own.end() || (r.starts_with("Read(/") && r.ends_with(store_suffix));
 }
 
-// Removes handoff's hooks from one event's list of matcher groups, and groups left empty.
-void drop_hooks(ordered_json& groups) {
-  if (!groups.is_array()) return;
-  ordered_json kept = ordered_json::array();
-  for (ordered_json& group : groups) {
-    if (group.is_object() && group.contains("hooks") && group["hooks"].is_array()) {
-      ordered_json hooks = ordered_json::array();
-      bool had = false;
-      for (ordered_json& h : group["hooks"]) {
-        if (is_handoff_hook(h)) {
-          had = true;
-        } else {
-          hooks.push_back(std::move(h));
-        }
-      }
-      if (had && hooks.empty()) continue;
-      group["hooks"] = std::move(hooks);
-    }
-    kept.push_back(std::move(group));
-  }
-  groups = std::move(kept);
-}
-
 void erase_if_empty(ordered_json& object, const char* key) {
   if (object.is_object() && object.contains(key) && object[key].empty()) object.erase(key);
 }
@@ -111,7 +90,7 @@ ordered_json without_handoff(ordered_json settings, const std::vector<std::strin
     ordered_json& hooks = settings["hooks"];
     for (const char* event : handoff_events) {
       if (!hooks.contains(event)) continue;
-      drop_hooks(hooks[event]);
+      drop_hooks(hooks[event], is_handoff_hook);
       erase_if_empty(hooks, event);
     }
     erase_if_empty(settings, "hooks");

@@ -215,6 +215,24 @@ std::vector<std::string> report_spool::passed() const {
   return out;
 }
 
+void report_spool::keep_local_report(const std::string& agent_id, std::string_view text) {
+  write_file_atomically(dir_.get(), "local-" + agent_id, text, publish_mode::replace, "a report handoffd did not take");
+}
+
+std::optional<std::string> report_spool::local_report(const std::string& agent_id) const {
+  private_file f = open_private_file(dir_.get(), "local-" + agent_id, "a report handoffd did not take");
+  if (f.state != private_file::status::ok) return std::nullopt;
+  try {
+    return read_all(f.fd.get(), max_local_report_bytes, "reading a report handoffd did not take");
+  } catch (const fs_error&) {
+    return std::nullopt;
+  }
+}
+
+void report_spool::forget_local_report(const std::string& agent_id) {
+  remove_name(dir_.get(), "local-" + agent_id, agent_id);
+}
+
 void report_spool::forget_passed(const std::string& agent_id) { remove_name(dir_.get(), "passed-" + agent_id, agent_id); }
 
 void report_spool::decide(const std::string& key, const std::string& decision) {

@@ -20,6 +20,8 @@
 //                            (removed by the deliverer)
 //   report-<child>           the last bytes of a report capture completed in handoffd, by which
 //                            the gate knows the notice that shows it
+//   local-<agent>            the whole report capture could not hand to handoffd (not reached):
+//                            the gate cuts it itself if handoffd is still not there
 #pragma once
 
 #include <chrono>
@@ -35,6 +37,7 @@ namespace handoff::cli::claude_code {
 
 inline constexpr std::chrono::hours delivered_keep{24};      // delivered-* and stale decision-* files
 inline constexpr std::size_t max_spool_file_bytes = 1 << 20;  // a spool file longer than this is ignored
+inline constexpr std::size_t max_local_report_bytes = 64 << 20;  // local-<agent>: handoffd's finalText cap
 inline constexpr std::size_t report_tail_bytes = 256;           // what report-<child> keeps of a report
 inline constexpr std::chrono::seconds spool_lock_wait{10};       // then open_locked gives up (throws)
 
@@ -72,6 +75,12 @@ class report_spool {
   // The newest report of `agent_id` capture noted whose tail `shown` ends with (any, newest first,
   // when `any`); nullopt when none.
   std::optional<std::string> report_shown(const std::string& agent_id, std::string_view shown, bool any) const;
+
+  // capture, handoffd not reached: the agent's whole report (at most 64 MiB, as handoffd takes),
+  // for the gate to cut itself. Throws fs_error.
+  void keep_local_report(const std::string& agent_id, std::string_view text);
+  std::optional<std::string> local_report(const std::string& agent_id) const;
+  void forget_local_report(const std::string& agent_id);
 
   void note_passed(const std::string& agent_id);
   std::vector<std::string> passed() const;

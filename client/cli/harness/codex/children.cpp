@@ -186,6 +186,7 @@ void children::run(turn* t, const turn_files& files) {
   start_ready();
   save(t->owner->parent);
   reporter_.wake();
+  ended_.notify_all();
 }
 
 std::vector<rpc::completed_params> children::due() {
@@ -239,6 +240,39 @@ std::vector<std::string> children::wait_ids(const std::string& parent, const std
   return waited_turns(of(parent), ids, [&](const std::string& id) -> const child& { return known(parent, id); });
 }
 
+std::vector<children::held_turn> children::await_ended(const std::string& parent,
+                                                   const std::vector<std::string>& turn_ids,
+                                                   std::optional<std::chrono::steady_clock::time_point> until,
+                                                   const client::cancel_signal& cancel) {
+  // cancel_signal has no way to wake a condition variable: look again at least this often.
+  constexpr std::chrono::milliseconds cancel_look{200};
+  lock hold(mutex_);
+  load(parent);
+  const auto covered = [&](const turn& t) {
+    return std::find(turn_ids.begin(), turn_ids.end(), t.id) != turn_ids.end();
+  };
+  const auto all_ended = [&] {
+    for (const child* c : of(parent))
+      for (const std::unique_ptr<turn>& t : c->turns)
+        if (covered(*t) && t->phase != phase::finished && t->phase != phase::cancelled) return false;
+    return true;
+  };
+  while (!all_ended() && !cancel.raised() && !stopping_) {
+    auto next = std::chrono::steady_clock::now() + cancel_look;
+    if (until) {
+      if (std::chrono::steady_clock::now() >= *until) break;
+      next = std::min(next, *until);
+    }
+    ended_.wait_until(hold, next);
+  }
+  std::vector<held_turn> out;
+  for (const child* c : of(parent))
+    for (const std::unique_ptr<turn>& t : c->turns)
+      if (covered(*t))
+        out.push_back(held_turn{t->id, t->title, t->phase, t->status, t->error, t->final_text, t->reported});
+  return out;
+}
+
 void children::mark_received(const std::string& parent, const std::vector<std::string>& turn_ids) {
   const std::lock_guard<std::mutex> hold(mutex_);
   for (const child* c : of(parent))
@@ -270,6 +304,7 @@ children::cancelled children::cancel(const std::string& parent, const std::strin
     t->received = true;
   }
   save(parent);
+  ended_.notify_all();
   return out;
 }
 
@@ -283,6 +318,7 @@ void children::shutdown() {
     scheduler_.clear();
     for (const auto& [parent, ids] : by_parent) save(parent);
   }
+  ended_.notify_all();
   if (by_parent.empty()) return;
   std::optional<client::connection> conn = connect_to_handoffd(options_.daemon, report_call_timeout);
   if (!conn) return;

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <filesystem>
 #include <map>
@@ -85,6 +86,22 @@ class children {
   // on `c` (before a wait). Failures are left for the reporter.
   void announce(const std::string& parent, client::connection& c);
 
+  // A turn as a wait that handoffd cannot answer sees it (local_wait.hpp).
+  struct held_turn {
+    std::string id;
+    std::string title;
+    codex::phase phase = phase::queued;
+    std::string status;      // done, error once finished
+    std::string error;
+    std::string final_text;  // "" once handoffd took it
+    bool reported = false;   // handoffd took its result: only handoffd can give it now
+  };
+  // The turns `turn_ids` of `parent` (unknown ids skipped), once each has ended (finished or
+  // cancelled), `until` passed, or `cancel` was raised, whichever comes first.
+  std::vector<held_turn> await_ended(const std::string& parent, const std::vector<std::string>& turn_ids,
+                                std::optional<std::chrono::steady_clock::time_point> until,
+                                const client::cancel_signal& cancel);
+
   // The turn `id` names (a child's id: its latest). Throws std::invalid_argument for an unknown id.
   std::optional<turn_view> view(const std::string& parent, const std::string& id);
   // Kills the child's running turn, drops its queued ones; returns its turn ids (for
@@ -123,6 +140,7 @@ class children {
 
   children_options options_;
   std::mutex mutex_;
+  std::condition_variable ended_;  // a turn finished or was cancelled
   std::map<std::string, std::unique_ptr<child>> children_;  // by child id
   std::set<std::string> loaded_;                              // parents whose state file was read
   scheduler scheduler_;

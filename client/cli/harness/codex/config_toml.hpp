@@ -18,10 +18,9 @@
 
 #include <toml++/toml.h>
 
-namespace handoff::cli::codex {
+#include "cli/harness/codex/toml_text.hpp"
 
-// A key path: {"mcp_servers", "handoff"} for `[mcp_servers.handoff]`, each segment unquoted.
-using toml_key = std::vector<std::string>;
+namespace handoff::cli::codex {
 
 // A checked TOML file and the lines of one table in it.
 class toml_config {
@@ -58,38 +57,6 @@ class toml_config {
   toml::table root_;
   std::string newline_;
   std::vector<span> spans_;  // the table's lines, in file order (its headers may be far apart)
-
-  // `text` without `s`, and without the blank line before it when it stood at the end or
-  // between two blank lines.
-  std::string cut(std::string text, const span& s) const;
 };
-
-// A key of handoff's in a table it may share with the user (Codex's `[features]`): one line
-// `KEY = VALUE  # added by handoff setup codex`, put under the table's own header (after its
-// other keys' header line), or, with no such header, appended with a header marked the same way.
-// The mark is how `handoff setup codex --remove` finds it again; nothing else of the table is
-// touched.
-struct toml_marked_key {
-  toml_key table;     // {"features", "multi_agent_v2"}
-  std::string key;    // "disable_native_tools", one bare key
-  std::string value;  // TOML text: "true"
-};
-inline constexpr std::string_view toml_mark = "# added by handoff setup codex";
-
-// `text` with `line` set. Unchanged when the table already sets the key (with the mark: an
-// earlier setup; without it: the user's, whose value `users` gets as TOML text). Throws
-// std::runtime_error "WHERE:LINE: ..." when the table cannot take the line: not a table, an
-// inline table, or one defined by dotted keys.
-std::string toml_with_marked(const std::string& text, const std::string& where, const toml_marked_key& line,
-                             std::string* users);
-// `text` without the lines marked handoff's: its keys, and a marked header with no key left under
-// it (with the blank line before it, as an appended table is taken out).
-std::string toml_without_marked(const std::string& text, const std::string& where);
-
-// "a.b" for {"a", "b"}.
-std::string toml_key_text(const toml_key& key);
-
-// `value` as a TOML basic string, quoted and escaped.
-std::string toml_quoted(std::string_view value);
 
 }  // namespace handoff::cli::codex

@@ -26,7 +26,7 @@
 //
 // And, unless `--keep-native-agents`, Codex's own subagent tools off, so that a model delegates
 // through handoff's (codex_native_agents_off; each line marked `# added by handoff setup codex`,
-// in tables that may be the user's, config_toml.hpp):
+// in tables that may be the user's, toml_marked.hpp):
 //
 //   [features]
 //   multi_agent = false                     the v1 tools (spawn_agent, wait_agent, send_input,
@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "cli/harness/codex/config_toml.hpp"
+#include "cli/harness/codex/toml_marked.hpp"
 
 namespace handoff::cli::codex {
 

@@ -19,11 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct codex_setup_options {
+struct codex_setup_options : setup_flags {
   std::string codex_home;  // --codex-home DIR: Codex's home [$CODEX_HOME, else ~/.codex]
   bool keep_native = false;  // --keep-native-agents: leave Codex's own subagent tools on
-  bool remove = false;
-  bool dry_run = false;
 };
 
 // Codex's home, absolute, or empty when neither the option, CODEX_HOME nor HOME gives one.
@@ -69,7 +67,7 @@ int run_codex_setup(const codex_setup_options& options) {
   std::vector<std::string> kept;  // "[features] multi_agent = true (handoff's: false)": set by the user otherwise
   if (server.command.empty())
     return setup_failed("codex", "cannot tell this handoff's own path (/proc/self/exe), which Codex is to start", exit_failure);
-  try {
+  return run_setup("codex", [&] {
     edit_settings_text({"codex", path, options.remove, options.dry_run},
                        [&](const std::optional<std::string>& before) -> std::optional<std::string> {
                          const std::string text = before.value_or("");
@@ -114,10 +112,7 @@ int run_codex_setup(const codex_setup_options& options) {
       for (const std::string& k : kept)
         std::printf("setup codex: kept your %s as you set it: the Codex subagent tools it governs stay on\n", k.c_str());
     }
-    return exit_ok;
-  } catch (const std::exception& e) {
-    return setup_failed("codex", e.what(), exit_failure);
-  }
+  });
 }
 
 }  // namespace
@@ -128,8 +123,7 @@ run_fn add_setup(CLI::App& app) {
   app.add_flag("--keep-native-agents", options->keep_native,
                "Leave Codex's own subagent tools on (by default setup turns them off, so that a model delegates "
                "through handoff's bounded tools)");
-  add_setup_flags(app, options->remove, options->dry_run);
-  return [options] { return run_codex_setup(*options); };
+  return setup_runner(app, options, run_codex_setup);
 }
 
 }  // namespace handoff::cli::codex

@@ -77,4 +77,10 @@ std::string list_text(const std::vector<const child*>& children) {
   return out;
 }
 
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
 }  // namespace handoff::cli::codex

@@ -22,6 +22,9 @@ struct turn_view {
   std::string error;    // why, when status is error
 };
 
+// Ids (or anything) as the notes name them: "a, b, c".
+std::string joined(const std::vector<std::string>& ids);
+
 // The turn `id` names in `c`: `ID.N` that turn, the child's id (or an unknown `ID.N`) its latest.
 // nullopt when it has no turn.
 std::optional<turn_view> view_of(const child& c, const std::string& id);

@@ -2,12 +2,13 @@
 // wait_ids), projected for Codex's shell (reader "codex") and kept under the cut Codex applies to
 // one MCP output (codex_env.hpp), less notes_bytes for the notes that follow it; with the
 // parent's context use from its rollout. At most 64 turns per call (handoffd's cap); the rest
-// are named in a note.
+// are named in a note. With no handoffd to be had, the results come from local_wait.hpp.
 #include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "cli/harness/codex/codex_env.hpp"
+#include "cli/harness/codex/local_wait.hpp"
 #include "cli/harness/codex/tool_handlers.hpp"
 #include "engine/text/reader_profile.hpp"
 
@@ -39,12 +40,6 @@ std::optional<std::int64_t> timeout_of(const json& args) {
   if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::int64_t>() > max_timeout_ms)
     throw bad_arguments("`timeoutMs` must be an integer from 0 to 86400000");
   return it->get<std::int64_t>();
-}
-
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 // What follows the batch: who is still running, what did not fit or was not waited for.
@@ -103,7 +98,9 @@ std::optional<std::string> wait_tool(tool_context& ctx, const tool_call& call) {
       const bool lost = e.kind() == client::error_kind::daemon_absent || e.kind() == client::error_kind::refused ||
                         e.kind() == client::error_kind::io ||
                         (e.kind() == client::error_kind::rpc && e.code() == rpc::errc::shutting_down);
-      if (!lost || attempt == wait_attempts || call.cancel.raised())
+      if (lost && attempt == wait_attempts && !call.cancel.raised())
+        return local_wait(ctx, call, ids, timeout, cut, e.what());
+      if (!lost || call.cancel.raised())
         throw std::runtime_error(std::string(e.what()) +
                                  ". Nothing is lost: the subagents' results are kept; call subagent_wait again.");
       // A restarting handoffd needs a moment to listen again: back off 200 ms more each time.

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "engine/text/projection_notice.hpp"
+#include "engine/text/shell_word.hpp"
 #include "protocol/default_paths.hpp"
 
 namespace handoff::cli::hook_core {

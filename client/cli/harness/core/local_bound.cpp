@@ -1,5 +1,10 @@
 #include "cli/harness/core/local_bound.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <stdexcept>
 
 #include "cli/harness/core/daemon_link.hpp"
@@ -34,6 +39,33 @@ fs::path write_private_copy(const fs::path& dir, std::string_view text) {
   return dir / name;
 }
 
+namespace {
+
+bool copy_name(std::string_view name) {
+  if (name.size() != 64 + 4 || name.substr(64) != ".txt") return false;
+  return std::all_of(name.begin(), name.begin() + 64, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+}  // namespace
+
+fs::path keep_unbounded_copy(std::string_view text) {
+  const fs::path dir = unbounded_dir();
+  const fs::path path = write_private_copy(dir, text);
+  try {
+    const unique_fd at = open_private_dir(dir, "private copy dir");
+    const auto oldest = std::chrono::system_clock::now() - unbounded_keep;
+    for (const std::string& name : list_names(at.get())) {
+      struct stat st {};
+      if (!copy_name(name) || ::fstatat(at.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        continue;
+      if (std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec) < oldest) ::unlinkat(at.get(), name.c_str(), 0);
+    }
+  } catch (const std::exception&) {
+    // The copy is written; one left behind is the user's cache to clear.
+  }
+  return path;
+}
+
 std::string one_line(std::string_view why, std::size_t most) {
   std::string out;
   for (const char ch : why) out.push_back(static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f ? ' ' : ch);
@@ -49,10 +81,11 @@ std::string passes_whole_line(std::string_view why) {
 }
 
 std::string local_head_tail(std::string_view full, const reader_profile& reader, const fs::path& full_path,
-                            std::string_view why) {
+                            std::string_view why, std::size_t most_bytes) {
   const std::string line = "[handoff: " + one_line(why, max_line_reason_bytes) + "; the head and tail above were cut by the hook itself, the full text (" +
                            grouped(full.size()) + " bytes) is in " + full_path.string() + "]";
-  const surface_caps caps = framed_caps(surface_caps::wait(), reader);
+  surface_caps caps = framed_caps(surface_caps::wait(), reader);
+  caps.per_result_bytes = std::min(caps.per_result_bytes, most_bytes);
   const std::size_t line_room = line.size() + 2;  // "\n\n" + the line
   if (caps.per_result_bytes <= line_room || caps.max_lines <= 2)
     throw std::invalid_argument("no room for the head and tail beside the note");

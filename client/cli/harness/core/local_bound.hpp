@@ -11,7 +11,9 @@
 // read_file reads). The daemon never lists, serves or collects those files.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -30,6 +32,12 @@ std::filesystem::path unbounded_dir();
 // saying what went wrong.
 std::filesystem::path write_private_copy(const std::filesystem::path& dir, std::string_view text);
 
+// write_private_copy(unbounded_dir(), text), after taking out the copies there that nothing wrote
+// or rewrote for unbounded_keep (regular files named <64 hex>.txt only, never through a symlink;
+// a failure to take one out is ignored): the directory holds what recent fallbacks named.
+inline constexpr std::chrono::hours unbounded_keep{24 * 30};
+std::filesystem::path keep_unbounded_copy(std::string_view text);
+
 // `why` as one line: control characters as spaces, at most `most` bytes (cut on a UTF-8
 // character boundary, "..." added).
 std::string one_line(std::string_view why, std::size_t most = 160);
@@ -38,10 +46,12 @@ std::string one_line(std::string_view why, std::size_t most = 160);
 // must hold exactly `full`) with `reader`'s calls, then "\n\n" and the one line:
 // "[handoff: WHY; the head and tail above were cut by the hook itself, the full text (N bytes)
 // is in PATH]"; the whole within the reader's wait caps (framed_caps(surface_caps::wait(),
-// reader)). `why`: why_not_bounded(). Throws std::invalid_argument when the caps cannot hold the
-// marker, footer and line (a path of several KiB).
+// reader)), and within `most_bytes` when that is less (a share of a batch). `why`:
+// why_not_bounded(). Throws std::invalid_argument when the caps cannot hold the marker, footer
+// and line (a path of several KiB, a share of a few hundred bytes).
 std::string local_head_tail(std::string_view full, const reader_profile& reader,
-                            const std::filesystem::path& full_path, std::string_view why);
+                            const std::filesystem::path& full_path, std::string_view why,
+                            std::size_t most_bytes = SIZE_MAX);
 
 // The one line alone, for a result that passes whole (it fits, or no copy could be written):
 // "[handoff: WHY; the result passes whole]".

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "cli/harness/hook_groups.hpp"
+
 namespace handoff::cli::gemini {
 namespace {
 
@@ -36,28 +38,6 @@ std::size_t gemini_handoff_position(const ordered_json& groups) {
   return std::string::npos;
 }
 
-// Removes handoff's hooks from one event's groups, and the groups they leave empty.
-void drop_gemini_hooks(ordered_json& groups) {
-  if (!groups.is_array()) return;
-  ordered_json kept = ordered_json::array();
-  for (ordered_json& group : groups) {
-    if (group.is_object() && group.contains("hooks") && group["hooks"].is_array()) {
-      ordered_json hooks = ordered_json::array();
-      bool had = false;
-      for (ordered_json& h : group["hooks"]) {
-        if (is_gemini_handoff_hook(h))
-          had = true;
-        else
-          hooks.push_back(std::move(h));
-      }
-      if (had && hooks.empty()) continue;
-      group["hooks"] = std::move(hooks);
-    }
-    kept.push_back(std::move(group));
-  }
-  groups = std::move(kept);
-}
-
 }  // namespace
 
 ordered_json without_gemini_hooks(ordered_json settings) {
@@ -65,7 +45,7 @@ ordered_json without_gemini_hooks(ordered_json settings) {
   ordered_json& hooks = settings["hooks"];
   for (const char* event : gemini_events) {
     if (!hooks.contains(event)) continue;
-    drop_gemini_hooks(hooks[event]);
+    drop_hooks(hooks[event], is_gemini_handoff_hook);
     if (hooks[event].empty()) hooks.erase(event);
   }
   if (hooks.empty()) settings.erase("hooks");

@@ -94,7 +94,7 @@ std::string bounded_here(const std::string& output, const std::string& full, con
       return hook_core::local_head_tail(full, opencode_reader, saved_path, why);
     }
     if (fits_alone(answer)) return whole("");
-    const std::filesystem::path copy = hook_core::write_private_copy(hook_core::unbounded_dir(), answer);
+    const std::filesystem::path copy = hook_core::keep_unbounded_copy(answer);
     const std::string text = hook_core::local_head_tail(answer, opencode_reader, copy, why);
     return frame ? frame->open + text + frame->close : text;
   } catch (const std::exception& e) {

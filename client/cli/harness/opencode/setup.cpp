@@ -27,11 +27,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
-struct opencode_options {
+struct opencode_options : setup_flags {
   std::string project;       // --project DIR: DIR/opencode.json instead of the user's config
   std::string artifact_dir;  // --artifact-dir: the store opencode's read may read [handoffd's default]
-  bool remove = false;
-  bool dry_run = false;
 };
 
 struct opencode_paths {
@@ -122,7 +120,7 @@ int run_opencode_setup(const opencode_options& options) {
   }
   const std::optional<store_dirs> stores = stores_to_allow(options.artifact_dir);
   if (!stores) return setup_failed("opencode", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
-  try {
+  return run_setup("opencode", [&] {
     precheck_config(paths.config);
     const auto check = [&](const ordered_json& c) { check_opencode_shape(c, paths.config); };
     if (options.remove) {
@@ -135,10 +133,7 @@ int run_opencode_setup(const opencode_options& options) {
                     [&](ordered_json c) { return with_handoff_plugin(std::move(c), paths.plugin.string(), stores->allow, stores->own);
                   });
     }
-    return exit_ok;
-  } catch (const std::exception& e) {
-    return setup_failed("opencode", e.what(), exit_failure);
-  }
+  });
 }
 
 }  // namespace
@@ -151,8 +146,7 @@ run_fn add_setup(CLI::App& app) {
   app.add_option("--artifact-dir", options->artifact_dir,
                  "The artifact store opencode's read may read without asking [handoffd's default, "
                  "${XDG_CACHE_HOME:-~/.cache}/handoff/results, and its former default while that exists]");
-  add_setup_flags(app, options->remove, options->dry_run);
-  return [options] { return run_opencode_setup(*options); };
+  return setup_runner(app, options, run_opencode_setup);
 }
 
 }  // namespace handoff::cli::opencode

@@ -17,11 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
-struct pi_options {
+struct pi_options : setup_flags {
   std::string project;  // --project DIR: DIR/.pi/settings.json instead of the user's
   std::string package;  // --package DIR: the @handoff/pi package to register
-  bool remove = false;
-  bool dry_run = false;
 };
 
 // A directory holding the @handoff/pi package (its package.json names it).
@@ -70,7 +68,7 @@ int run_pi_setup(const pi_options& options) {
       return setup_failed("pi", package.string() + " is not built (no dist/src/extension.js): npm ci && npm run build there",
                     exit_usage);
   }
-  try {
+  return run_setup("pi", [&] {
     bool bridge = false;
     edit_settings({"pi", path, options.remove, options.dry_run},
                   [&](const ordered_json& s) { check_pi_shape(s, path); },
@@ -84,10 +82,7 @@ int run_pi_setup(const pi_options& options) {
                          : "setup pi: pi-subagents is not among Pi's packages: no bridge (%s; run this again after "
                            "installing it)\n",
                   bridge_path(package).c_str());
-    return exit_ok;
-  } catch (const std::exception& e) {
-    return setup_failed("pi", e.what(), exit_failure);
-  }
+  });
 }
 
 }  // namespace
@@ -97,8 +92,7 @@ run_fn add_setup(CLI::App& app) {
   app.add_option("--project", options->project, "Edit DIR/.pi/settings.json instead of the user's settings");
   app.add_option("--package", options->package,
                  "The built @handoff/pi package [PREFIX/share/handoff/pi beside this handoff, else the checkout's client/pi]");
-  add_setup_flags(app, options->remove, options->dry_run);
-  return [options] { return run_pi_setup(*options); };
+  return setup_runner(app, options, run_pi_setup);
 }
 
 }  // namespace handoff::cli::pi

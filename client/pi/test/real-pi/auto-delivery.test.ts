@@ -4,13 +4,14 @@
 // context gets a smaller batch; a delivery is acknowledged only once its message_end is done.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { delay, eventually, packageRoot } from "../support/daemon.js";
+import { eventually, packageRoot } from "../support/daemon.js";
 import { textOf, type ModelRequest } from "../support/scripted-model.js";
-import { deliveredBatches, exactReport, parentRequests, processesWith, scenarioPerTest, spawnedId, startScenario, toolText, type Scenario } from "../support/subagent-scenario.js";
+import { deliveredBatches, exactReport, nothingLeftToDeliver, parentRequests, processesWith, scenarioPerTest, spawnedId, spawnedIdsSeen, startScenario, toolText, type Scenario } from "../support/subagent-scenario.js";
 
 const { scenario, onCleanup } = scenarioPerTest();
 
@@ -51,6 +52,40 @@ async function fourChildren(promptTokens: number): Promise<{ s: Scenario; batch:
   const last = parentRequests(s.model, "PARENT").at(-1);
   assert.ok(last?.body.messages.map(textOf).includes(batch.text), "the model read the delivered batch");
   return { s, batch };
+}
+
+/**
+ * A listener on `path` that closes each connection once its first line has come, counting those
+ * whose line satisfies `counts`; close() removes it.
+ */
+async function closeEveryConnection(path: string, counts: (line: string) => boolean): Promise<{ readonly counted: number; close(): Promise<void> }> {
+  let counted = 0;
+  const open = new Set<Socket>();
+  const server = createServer((socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+    let line = "";
+    socket.setEncoding("utf8");
+    socket.on("error", () => undefined);
+    socket.on("data", (text: string) => {
+      line += text;
+      if (!line.includes("\n")) return;
+      if (counts(line)) counted += 1;
+      socket.destroy();
+    });
+  });
+  rmSync(path, { force: true });
+  await new Promise<void>((done, fail) => server.once("error", fail).listen(path, () => done()));
+  return {
+    get counted() {
+      return counted;
+    },
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());  // Node removes the path
+        for (const socket of open) socket.destroy();
+      }),
+  };
 }
 
 let fullBatchBytes = 0;
@@ -121,7 +156,9 @@ export default function (pi) {
   );
   await s.pi.prompt("PARENT spawn one");
   await eventually("the batch's message_end to start", () => existsSync(startedFile), 30_000);
-  await delay(700);  // a window for an acknowledgement that must not come while message_end runs
+  // An acknowledgement sent before the message_end handlers (when sendMessage returned, or at
+  // message_start) was in handoffd's socket before the file above was written, so handoffd reads
+  // it before this request, sent after; and daemon/status waits for the removal it starts.
   const held = await s.worker.status();
   assert.equal(held.queue.deliveries, 1, "unacknowledged while its message_end runs");
   writeFileSync(releaseFile, "go");
@@ -130,7 +167,7 @@ export default function (pi) {
   assert.match(deliveredBatches(s.pi)[0]?.text ?? "", /BEGIN quick\nquick answer\nEND quick/);
 });
 
-test("handoffd killed and restarted mid-session: check/wait fail at once while it is down, spawn does not wait, the running child is known again after the restart, every result arrives once", async () => {
+test("handoffd killed and restarted mid-session: check fails at once while it is down, spawn does not wait, wait bounds a finished result itself, the running child is known again after the restart, every result arrives once", async () => {
   let release: (() => void) | undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
   let lateId = "";
@@ -154,9 +191,11 @@ test("handoffd killed and restarted mid-session: check/wait fail at once while i
         toolCalls: [
           { name: "subagent_spawn", arguments: { task: "CHILD down", title: "Down" } },
           { name: "subagent_check", arguments: { id: lateId } },
-          { name: "subagent_wait", arguments: {} },
         ],
       };
+    // Then a wait for the child spawned while down (the last one spawned): handoffd is still down.
+    if (last?.role === "tool" && textOf(last).includes("handoffd is unreachable"))
+      return { toolCalls: [{ name: "subagent_wait", arguments: { ids: [spawnedIdsSeen(request).at(-1) ?? ""], timeoutMs: 60_000 } }] };
     return { text: "ok" };
   });
   await s.pi.prompt("PARENT spawn two");
@@ -164,27 +203,36 @@ test("handoffd killed and restarted mid-session: check/wait fail at once while i
   await eventually("the early result to land", () => deliveredBatches(s.pi).some((b) => b.text.includes("END early")), 30_000);
   await eventually("its acknowledgement", async () => (await s.worker.status()).queue.deliveries === 0);
 
-  // handoffd down: spawn returns at once and says so; check and wait fail at once, not after 30 s.
+  // handoffd down: spawn returns at once and says so; check fails at once, not after 30 s; wait
+  // waits for the child here and returns its result bounded by the extension itself.
   await s.daemon.kill();
-  // The extension's first reconnection attempt has failed by now: a guess (nothing outside Pi shows
-  // it); were it not yet, check and wait would take CONNECT_GRACE_MS (2 s), within the bound below.
-  await delay(500);
+  // Until the extension's first reconnection attempt has failed, check and wait give handoffd
+  // CONNECT_GRACE_MS (2 s) to come back, and say something else. A refused connection shows
+  // nothing outside Pi, so while handoffd is down its socket closes every connection once it has
+  // read its first line: an initialize registering this session is that attempt, failing.
+  const refusing = await closeEveryConnection(s.daemon.socketPath, (line) => line.includes(`"parentId":${JSON.stringify(s.sessionId)}`));
+  await eventually("the extension's first reconnection attempt", () => refusing.counted > 0 || undefined, 10_000);
   const from = s.pi.events.length;
   const asked = Date.now();
   await s.pi.prompt("PARENT while down");
-  await s.pi.waitFor((e) => e.type === "agent_settled", 30_000, "the run while down", from);
+  await s.pi.waitFor((e) => e.type === "tool_execution_end" && e["toolName"] === "subagent_check", 30_000, "the check while down", from);
   const took = Date.now() - asked;
+  await s.pi.waitFor((e) => e.type === "agent_settled", 60_000, "the run while down", from);
   const ends = s.pi.events.slice(from).filter((e) => e.type === "tool_execution_end");
   const byTool = new Map(ends.map((e) => [String(e["toolName"]), e]));
-  assert.ok(took < 10_000, `three tool calls with handoffd down took ${took} ms`);
+  assert.ok(took < 10_000, `spawn and check with handoffd down took ${took} ms`);
   assert.equal(byTool.get("subagent_spawn")?.["isError"], false);
   assert.match(toolText(byTool.get("subagent_spawn")!), /Started subagent .*handoffd is not reachable/s);
-  for (const tool of ["subagent_check", "subagent_wait"]) {
-    assert.equal(byTool.get(tool)?.["isError"], true, tool);
-    assert.match(toolText(byTool.get(tool)!), /handoffd is unreachable/, tool);
-  }
+  assert.equal(byTool.get("subagent_check")?.["isError"], true);
+  assert.match(toolText(byTool.get("subagent_check")!), /handoffd is unreachable/);
+  assert.equal(byTool.get("subagent_wait")?.["isError"], false);
+  assert.match(
+    toolText(byTool.get("subagent_wait")!),
+    /^Subagent sa-[0-9a-f]+ "Down" finished\.\n\nBEGIN down\nspawned while handoffd was down\nEND down\n\n\[handoff: handoff's daemon was not reached \(.*\); the result passes whole\]$/,
+  );
 
   // Back: the still running child is known to the new daemon without finishing first.
+  await refusing.close();
   await s.daemon.launch();
   await eventually("the late child known again", async () => {
     try {
@@ -194,9 +242,13 @@ test("handoffd killed and restarted mid-session: check/wait fail at once while i
     }
   }, 15_000);
   release?.();
-  await eventually("the late and down results to land", () => ["END late", "END down"].every((end) => deliveredBatches(s.pi).some((b) => b.text.includes(end))), 30_000);
+  await eventually("the late result to land", () => deliveredBatches(s.pi).some((b) => b.text.includes("END late")), 30_000);
   await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the triggered run", deliveredBatches(s.pi).at(-1)?.index ?? 0);
-  await delay(500);  // a duplicate would come within the daemon's 50 ms coalescing delay
+  await nothingLeftToDeliver(s);
   const batches = deliveredBatches(s.pi);
-  for (const end of ["END early", "END late", "END down"]) assert.equal(batches.filter((b) => b.text.includes(end)).length, 1, `${end} once`);
+  for (const end of ["END early", "END late"]) assert.equal(batches.filter((b) => b.text.includes(end)).length, 1, `${end} once`);
+  // The wait delivered "down" without handoffd: the daemon, back, never delivers it again.
+  assert.equal(batches.filter((b) => b.text.includes("END down")).length, 0, `END down only in the wait's result: ${JSON.stringify(batches.map((b) => [b.text.slice(0, 300), b.details]))}`);
+  const { queue } = await s.worker.status();
+  assert.equal(queue.results + queue.deliveries, 0, "nothing left at handoffd");
 });

@@ -7,12 +7,12 @@
 // `read` tool (continuing where Pi's one-page limit stops a call), so the test checks what the
 // parent model really received: size, first and last lines, and the middle read back byte for byte.
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 
 import { HandoffClient } from "../../src/client.js";
-import { Daemon, delay, eventually, packageRoot } from "../support/daemon.js";
+import { Daemon, eventually, packageRoot } from "../support/daemon.js";
 import { footerReads, readPage, type ReadCall } from "../support/footer-reads.js";
 import { RealPi, type PiEvent } from "../support/real-pi.js";
 import { ScriptedModel, textOf, type ModelRequest, type Reply } from "../support/scripted-model.js";
@@ -336,20 +336,22 @@ test("background on Pi 0.85.1: a 146 KB answer arrives within 24 KiB with the no
     // handoff holds and the footer reads from.
     assertMiddleReadBack(conversation, `delegate:\n${full}`);
 
-    // Consumed by the bridge's wait: nothing is pending, and no second delivery comes on idle.
-    await delay(1500);  // a window for a second delivery that must not come
-    assert.equal(pi.where((e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "handoff").length, 0);
+    // Consumed by the bridge's wait: handoffd holds nothing more to deliver (no result, no delivery
+    // awaiting its acknowledgement), so no second delivery can come on idle; and none came before.
     const status = await client.status();
     client.close();
     assert.deepEqual(status.children, { running: 0, completed: 0, delivering: 0, delivered: 1 }, "started, then delivered once");
     assert.equal(status.queue.results, 0);
+    assert.equal(status.queue.deliveries, 0);
+    await pi.state();  // every event Pi wrote before this answer has been read
+    assert.equal(pi.where((e) => e.type === "message_end" && (e["message"] as { customType?: string }).customType === "handoff").length, 0);
   } finally {
     await pi.close();
     await own.dispose();
   }
 });
 
-test("foreground with handoffd stopped: the full answer arrives with a one-line note", async () => {
+test("foreground with handoffd stopped: the bridge bounds the answer itself, the one line names its private copy, the middle reads back from it", async () => {
   const full = answerOfBytes(146_000, "DOWNLONG");
   answers.set("DOWNLONG", { text: full });
   const down = await Daemon.start();
@@ -359,10 +361,15 @@ test("foreground with handoffd stopped: the full answer arrives with a one-line 
     const conversation = new Parent("handoffd is gone", subagentCall({ agent: "delegate", task: "write DOWNLONG", async: false }));
     await converse(pi, conversation);
     const received = conversation.received ?? "";
-    const notes = received.split("\n").filter((line) => line.startsWith("[handoff: this result was not bounded"));
-    console.log(`foreground 146 KB, handoffd stopped: parent model got ${bytesOf(received)} bytes, ${bytesOf(notes.join(""))} of them the note`);
-    assert.ok(received.includes(full), "the whole answer");
-    assert.equal(notes.length, 1, "one note line");
+    console.log(`foreground 146 KB, handoffd stopped: parent model got ${bytesOf(received)} bytes, ${conversation.ranges.length} footer read range(s)`);
+    assert.ok(bytesOf(received) <= 16 * KiB + PI_SUBAGENTS_OWN_BYTES, `received ${bytesOf(received)} bytes`);
+    assert.ok(received.includes("BEGIN DOWNLONG\n") && received.includes("\nEND DOWNLONG"), "first and last lines are there");
+    const line = /\[handoff: handoff's daemon was not reached \(handoffd is not connected\); the head and tail above were cut by the hook itself, the full text \([\d,]+ bytes\) is in (\S+)\]/.exec(received);
+    assert.ok(line !== null, received.slice(-500));
+    assert.ok(line[1]?.startsWith(join(pi.home, ".cache", "handoff", "unbounded") + "/"), line[1]);
+    assert.equal(readFileSync(line[1] as string, "utf8"), full, "the private copy is the answer");
+    assert.ok(!received.includes("[handoff: this result was not bounded"));
+    assertMiddleReadBack(conversation, full);
   } finally {
     await pi.close();
     await down.dispose();

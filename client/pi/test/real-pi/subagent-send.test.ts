@@ -8,9 +8,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { delay, eventually } from "../support/daemon.js";
+import { eventually } from "../support/daemon.js";
 import { textOf, type ChatMessage, type ModelRequest } from "../support/scripted-model.js";
-import { deliveredBatches, exactReport, processesWith, scenarioPerTest, spawnedId, toolEnd, toolText, type Scenario } from "../support/subagent-scenario.js";
+import { deliveredBatches, exactReport, nothingLeftToDeliver, processesWith, scenarioPerTest, spawnedId, toolEnd, toolText, type Scenario } from "../support/subagent-scenario.js";
 
 const { scenario, onCleanup } = scenarioPerTest();
 
@@ -256,7 +256,10 @@ test("a send to a running child is answered when its turn ends; a send after can
 
   const waitFrom = s.pi.events.length;
   await s.pi.prompt("PARENT wait for the slow one");
-  await delay(500);  // a window for turn 2 to start, which it must not
+  await eventually("the parent's wait asleep at handoffd", async () => (await s.worker.status()).waits === 1, 30_000);
+  // Turn 1 is held: the extension still has turn 2 waiting for it, and turn 2 never asked the model.
+  const stillWaiting = await s.worker.check({ parentId: s.sessionId, childId: `${slowId}.2` });
+  assert.equal(stillWaiting.preview, `waiting for turn 1 of ${slowId} to end`);
   assert.equal(secondAskedAt, 0, "turn 2 has not started while turn 1 runs");
   releaseFirst?.();
   const waited = await toolEnd(s.pi, "subagent_wait", 60_000, waitFrom);
@@ -300,8 +303,10 @@ test("a send survives a handoffd restart in the middle: the second turn's answer
   await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the parent to settle", sendFrom);
   await eventually("the second turn to ask the model", () => secondAsked, 30_000);
 
+  const killedAt = s.pi.events.length;
   await s.daemon.kill();
-  await delay(300);  // down for a moment on purpose; what follows waits for what it needs
+  // Down until the extension has seen it gone (its status line says so); what follows waits for what it needs.
+  await s.pi.waitFor((e) => e["statusKey"] === "handoff" && e["statusText"] === "handoff: daemon unreachable, retrying", 10_000, "the extension to see handoffd gone", killedAt);
   await s.daemon.launch();
   await eventually("the second turn known to the new daemon", async () => {
     try {
@@ -313,7 +318,7 @@ test("a send survives a handoffd restart in the middle: the second turn's answer
   releaseSecond?.();
   await eventually("the second answer to land", () => deliveredBatches(s.pi).some((b) => b.text.includes("END again")), 30_000);
   await s.pi.waitFor((e) => e.type === "agent_settled", 20_000, "the triggered run", deliveredBatches(s.pi).at(-1)?.index ?? 0);
-  await delay(1_000);  // a duplicate would come within the daemon's 50 ms coalescing delay, or on the completion's retry
+  await nothingLeftToDeliver(s);
   const batches = deliveredBatches(s.pi).filter((b) => b.text.includes("END again"));
   assert.equal(batches.length, 1, "the second turn's answer arrived once");
   assert.match(batches[0]?.text ?? "", new RegExp(`^Subagent ${childId}\\.2 "Work \\(turn 2\\)" finished\\.`));

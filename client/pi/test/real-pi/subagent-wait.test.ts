@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { delay, packageRoot } from "../support/daemon.js";
+import { eventually, packageRoot } from "../support/daemon.js";
+import { unreadBytes } from "../support/real-pi.js";
 import { textOf } from "../support/scripted-model.js";
 import { deliveredBatches, exactReport, parentRequests, spawnedId, spawnedIdsSeen, scenarioPerTest, toolEnd, toolText } from "../support/subagent-scenario.js";
 
@@ -117,16 +118,19 @@ test("Esc the moment handoffd answers the wait: the answer reaches the model onc
   await s.pi.prompt("PARENT delegate and wait");
   const childId = spawnedId(toolText(await toolEnd(s.pi, "subagent_spawn", 30_000)));
   await s.pi.waitFor((e) => e.type === "tool_execution_start" && e["toolName"] === "subagent_wait", 30_000, "the wait to start");
-  await delay(500);  // the wait is asleep at handoffd
+  await eventually("the wait asleep at handoffd", async () => (await s.worker.status()).waits === 1, 30_000);
 
   // Pi paused: the Esc goes into its stdin first, then handoffd answers the wait into its socket.
   // Resumed, Pi finds both ready; whichever it takes first, the answer must reach the model once.
+  const daemonPid = s.daemon.pid ?? -1;
+  await eventually("Pi to have read all handoffd sent it so far", () => unreadBytes(s.pi.pid, daemonPid) === 0 || undefined, 10_000);
   process.kill(s.pi.pid, "SIGSTOP");
   try {
-    s.pi.send({ type: "abort", id: "esc" });
-    await delay(200);
+    await s.pi.sendFlushed({ type: "abort", id: "esc" });  // in Pi's stdin before the answer
     await s.worker.completed({ parentId: s.sessionId, childId, status: "done", finalText: answer });
-    await delay(500);
+    // handoffd writes the wait's answer into Pi's socket after its status stops counting the wait:
+    // the stopped Pi's receive queue shows it arrived.
+    await eventually("the wait's answer in the stopped Pi's socket", () => unreadBytes(s.pi.pid, daemonPid) > 0 || undefined, 10_000);
   } finally {
     process.kill(s.pi.pid, "SIGCONT");
   }

@@ -1,5 +1,6 @@
 // A real handoffd on a private temporary socket, for tests: start, kill -9, restart on the same
-// directories (so its durable queue carries over), and its log for failure messages.
+// directories (so its durable queue carries over), and its log for failure messages. A daemon
+// not disposed of when the test process exits (a test that timed out) is killed then.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
@@ -16,6 +17,12 @@ export function handoffdPath(): string {
   if (!existsSync(path)) throw new Error(`handoffd not found at ${path}: build it, or set HANDOFFD`);
   return path;
 }
+
+/** Daemons running now: killed when the test process exits. */
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
 
 export class Daemon {
   readonly dir: string;
@@ -53,9 +60,11 @@ export class Daemon {
     const child = spawn(handoffdPath(), [...args, ...this.extraArgs], { stdio: ["ignore", log, log] });
     closeSync(log);
     this.process = child;
+    running.add(child);
     let exited = false;
     child.once("exit", () => {
       exited = true;
+      running.delete(child);
     });
     for (let i = 0; i < 500; i += 1) {
       if (exited) {

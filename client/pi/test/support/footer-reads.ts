@@ -9,7 +9,10 @@ export interface ReadCall {
 }
 
 /** The read calls a section's footer names; [] when it names no artifact. */
-export function footerReads(text: string): ReadCall[] {
+export function footerReads(result: string): ReadCall[] {
+  // A result handoff's daemon did not bound ends in a line naming the private copy: the footer is before it.
+  const line = result.lastIndexOf("\n\n[handoff: handoff's daemon was not reached");
+  const text = line < 0 ? result : result.slice(0, line);
   const paths = [...text.matchAll(/\/[^\s"'\]]+\.txt/g)];
   const last = paths[paths.length - 1];
   if (last === undefined || last.index === undefined) return [];

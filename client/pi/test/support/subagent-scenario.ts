@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { afterEach } from "node:test";
 
 import { HandoffClient } from "../../src/client.js";
-import { Daemon } from "./daemon.js";
+import { Daemon, eventually } from "./daemon.js";
 import { RealPi, type PiEvent, type RealPiOptions } from "./real-pi.js";
 import { ScriptedModel, textOf, type ModelRequest, type Script } from "./scripted-model.js";
 
@@ -40,20 +40,28 @@ export async function startScenario(script: Script, options: Partial<RealPiOptio
       pi: started,
       worker,
       sessionId,
-      close: async () => {
-        worker.close();
-        await started.close();
-        await model.close();
-        await daemon.dispose();
-      },
+      close: () => closeAll(worker, started, model, daemon),
     };
   } catch (error) {
-    worker.close();
-    await pi?.close();
-    await model.close();
-    await daemon.dispose();
+    await closeAll(worker, pi, model, daemon);
     throw error;
   }
+}
+
+/**
+ * Closes each of them, in order, even when one fails (then throws the first failure): a model
+ * server or a daemon left open would keep the test process alive after its tests.
+ */
+async function closeAll(...things: ({ close(): unknown } | { dispose(): Promise<void> } | undefined)[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const thing of things) {
+    try {
+      if (thing !== undefined) await ("dispose" in thing ? thing.dispose() : thing.close());
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0) throw failures[0];
 }
 
 /**
@@ -63,7 +71,16 @@ export async function startScenario(script: Script, options: Partial<RealPiOptio
 export function scenarioPerTest(): { scenario: typeof startScenario; onCleanup: (cleanup: () => Promise<void> | void) => void } {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterEach(async () => {
-    while (cleanups.length > 0) await cleanups.pop()?.();
+    // Every clean-up runs, even after one failed (then the first failure is the hook's).
+    const failures: unknown[] = [];
+    for (let cleanup = cleanups.pop(); cleanup !== undefined; cleanup = cleanups.pop()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) throw failures[0];
   });
   return {
     scenario: async (...args) => {
@@ -73,6 +90,26 @@ export function scenarioPerTest(): { scenario: typeof startScenario; onCleanup: 
     },
     onCleanup: (cleanup) => void cleanups.push(cleanup),
   };
+}
+
+/**
+ * Returns once nothing more can be delivered to the parent, so no duplicate can come later: the
+ * extension's status line is clear (no turn running, queued, or finished and not delivered: no
+ * completion left to send or retry), and handoffd holds no result and no delivery awaiting its
+ * acknowledgement (a delivery stays recorded until the extension acknowledges it at its
+ * message_end). Then every event Pi wrote before its answer to get_state has been read, so a copy
+ * that did land is in `pi.events`.
+ */
+export async function nothingLeftToDeliver(s: Scenario, timeoutMs = 30_000): Promise<void> {
+  await eventually("the extension's subagents status line to clear", () => {
+    const line = s.pi.where((e) => e.type === "extension_ui_request" && e["statusKey"] === "handoff-subagents").at(-1);
+    return line?.["statusText"] === undefined || undefined;
+  }, timeoutMs);
+  await eventually("handoffd to hold nothing more for the parent", async () => {
+    const { queue } = await s.worker.status();
+    return (queue.results === 0 && queue.deliveries === 0) || undefined;
+  }, timeoutMs);
+  await s.pi.state();
 }
 
 /** A text of exactly `bytes` bytes and `lines` lines: `BEGIN tag`, numbered filler, `END tag`. */
