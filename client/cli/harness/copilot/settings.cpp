@@ -3,7 +3,7 @@
 #include <string_view>
 #include <utility>
 
-#include "engine/text/projection_notice.hpp"
+#include "engine/text/shell_word.hpp"
 
 namespace handoff::cli::copilot {
 namespace {
