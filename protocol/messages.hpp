@@ -295,7 +295,7 @@ struct wire::shape<check_result> {
 
 // The harnesses whose tools a footer's calls can be for (subagent/wait's `reader`), in the
 // order of engine/text/reader_profile.hpp's reader_profiles (daemon/service/wait.cpp checks it).
-inline constexpr std::string_view reader_names[] = {"pi", "claude-code", "codex", "gemini", "opencode", "cline"};
+inline constexpr std::string_view reader_names[] = {"pi", "claude-code", "codex", "gemini", "opencode", "cline", "copilot"};
 inline constexpr auto reader_name = [] {
   wire::one_of<std::size(reader_names)> codec{};
   for (std::size_t i = 0; i < std::size(reader_names); ++i) codec.allowed[i] = reader_names[i];
@@ -326,6 +326,11 @@ struct wait_params {
   // tool's output): the batch's text, and so each result in it, is kept within it. Lowers the
   // wait caps only; none: the caps as they are.
   std::optional<std::int64_t> max_bytes = std::nullopt;
+  // maxResultBytes: the most bytes of one child's result the caller's harness shows whole, when
+  // it shows each child's section as an answer of its own (Copilot CLI cuts each task result
+  // past 20,480 bytes): each section is kept within it, the batch's budget is not. Lowers the
+  // per-result cap only; none: the cap as it is.
+  std::optional<std::int64_t> max_result_bytes = std::nullopt;
 };
 template <>
 struct wire::shape<wait_params> {
@@ -339,6 +344,8 @@ struct wire::shape<wait_params> {
       optional_field("reader", &wait_params::reader, reader_name, when_default::omitted),
       optional_field("withReady", &wait_params::with_ready, boolean, when_default::omitted),
       optional_field("maxBytes", &wait_params::max_bytes, integer<std::int64_t>{min_wait_max_bytes},
+                     when_default::omitted),
+      optional_field("maxResultBytes", &wait_params::max_result_bytes, integer<std::int64_t>{min_wait_max_bytes},
                      when_default::omitted)};
 };
 struct wait_result {

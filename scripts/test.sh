@@ -24,6 +24,9 @@ npm ci --prefix "$root/tests/gemini" --no-audit --no-fund --loglevel=error >/dev
 npm ci --prefix "$root/tests/opencode" --no-audit --no-fund --loglevel=error >/dev/null
 # The real cline CLI the plugin tests run (3.0.65, its compiled binary), pinned, project-local.
 npm ci --prefix "$root/tests/cline" --no-audit --no-fund --loglevel=error >/dev/null
+# The real GitHub Copilot CLI the subagentStop hook tests run (1.0.102, native binary), pinned,
+# project-local.
+npm ci --prefix "$root/tests/copilot" --no-audit --no-fund --loglevel=error >/dev/null
 ctest --test-dir "$build" --output-on-failure --timeout 600 -j2
 # Every libFuzzer target for a short run (HANDOFF_FUZZ_SECONDS each; scripts/fuzz.sh).
 "$root/scripts/fuzz.sh" "${HANDOFF_FUZZ_SECONDS:-30}"

@@ -179,12 +179,21 @@ void append_read_call(std::string& out, const read_step& step, std::string_view 
     out.push_back('`');
     return;
   }
-  if (profile.line_range_args) {
+  if (profile.line_args == reader_profile::range_args::start_end) {
     out += profile.read_tool;
     out += " start_line="sv;
     append_number(out, step.first_line);
     out += " end_line="sv;
     append_number(out, step.last_line);
+    return;
+  }
+  if (profile.line_args == reader_profile::range_args::view_range) {
+    out += profile.read_tool;
+    out += " view_range=["sv;
+    append_number(out, step.first_line);
+    out.push_back(',');
+    append_number(out, step.last_line);
+    out.push_back(']');
     return;
   }
   out += profile.read_tool;

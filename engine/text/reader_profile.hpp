@@ -33,6 +33,13 @@
 //                bytes a line for the prefix (numbers up to 7 digits); its shell, `run_commands`,
 //                is cut the same way. The bounded answer itself is held under that cut too
 //                (result_bytes).
+//   copilot      GitHub Copilot CLI 1.0.102's `view {path, view_range: [FIRST, LAST]}` (1-based,
+//                inclusive): the lines joined with "\n", nothing added to a line, cut at 20,480
+//                bytes (whatever the line count: 5,000 lines of 2 bytes came back whole); Copilot
+//                then replaces any tool output over 20,480 bytes with a 500-character preview.
+//                Pages of at most 20,000 bytes, so its `bash` (which drops the output's trailing
+//                newlines and appends "\n<shellId: N completed with exit code C>") stays under
+//                the cut with a byte range too.
 #pragma once
 
 #include <algorithm>
@@ -44,7 +51,7 @@
 namespace handoff {
 
 struct reader_profile {
-  std::string_view name;          // the wire name: "pi", "claude-code", "codex", "gemini", "opencode", "cline"
+  std::string_view name;          // the wire name: "pi", "claude-code", "codex", "gemini", "opencode", "cline", "copilot"
   std::string_view read_tool;     // the file-reading tool the footer names ("read", "Read", "read_file")
   std::string_view bash_tool;     // the shell tool for byte ranges and the plan command
   std::size_t page_lines;         // most lines one read returns uncut
@@ -68,9 +75,13 @@ struct reader_profile {
   // a longer line is read in byte ranges through the shell tool. Gemini CLI cuts lines over
   // 2,000 characters, and a line of 2,000 bytes never has more characters (UTF-16 units).
   std::size_t line_bytes = 0;
-  // A line range is `read_tool start_line=FIRST end_line=LAST` instead of `offset=F limit=N`
-  // (Gemini CLI's read_file).
-  bool line_range_args = false;
+  // How a line range is written for read_tool (when not lines_by_shell).
+  enum class range_args {
+    offset_limit,  // `read_tool offset=FIRST limit=COUNT` (Pi, Claude Code, opencode)
+    start_end,     // `read_tool start_line=FIRST end_line=LAST` (Gemini CLI's read_file)
+    view_range,    // `read_tool view_range=[FIRST,LAST]` (Copilot CLI's view)
+  };
+  range_args line_args = range_args::offset_limit;
   // Who shows a `handoff read --plan` output's calls whole, as its header says it.
   std::string_view shown_by = {};
   // Most bytes of calls or headings one `handoff read --plan` / `--outline` output holds: well
@@ -103,7 +114,8 @@ inline constexpr reader_profile codex_reader{
 inline constexpr reader_profile gemini_reader{
     .name = "gemini", .read_tool = "read_file", .bash_tool = "run_shell_command", .page_lines = 2000,
     .page_bytes = 32000, .line_prefix_bytes = 0, .frame_bytes = 0, .line_indent_bytes = 0,
-    .line_jump = "read_file start_line=LINE", .line_bytes = 2000, .line_range_args = true,
+    .line_jump = "read_file start_line=LINE", .line_bytes = 2000,
+    .line_args = reader_profile::range_args::start_end,
     .shown_by = "Gemini CLI (read_file: its read_file tool with file_path set to that path; run_shell_command: its "
                 "shell tool)",
     .plan_bytes = 16 * 1024};
@@ -130,13 +142,26 @@ inline constexpr reader_profile opencode_reader{
 inline constexpr reader_profile cline_reader{
     .name = "cline", .read_tool = "read_files", .bash_tool = "run_commands", .page_lines = 2000,
     .page_bytes = 8000, .line_prefix_bytes = 10, .frame_bytes = 0, .line_indent_bytes = 0,
-    .line_jump = "read_files start_line=LINE", .line_range_args = true,
+    .line_jump = "read_files start_line=LINE", .line_args = reader_profile::range_args::start_end,
     .shown_by = "cline (read_files: its read_files tool with path set to that path; run_commands: its shell tool)",
     .plan_bytes = 6 * 1024, .result_bytes = 8000};
 
+// GitHub Copilot CLI 1.0.102: the bounded text reaches its model as the task tool's result (or
+// read_agent's, for a background agent), which handoff's subagentStop hook (`handoff hook
+// copilot`) gives as the child's response, under Copilot's 20,480-byte cut (subagent/wait's
+// maxBytes). A sync task adds nothing to it; read_agent puts a status header of under 300 bytes
+// before it (counted in frame_bytes). view has no line cap and no line prefix.
+inline constexpr reader_profile copilot_reader{
+    .name = "copilot", .read_tool = "view", .bash_tool = "bash", .page_lines = 2000, .page_bytes = 20000,
+    .line_prefix_bytes = 0, .frame_bytes = 512, .line_indent_bytes = 0, .line_jump = "view view_range=[LINE,-1]",
+    .line_args = reader_profile::range_args::view_range,
+    .shown_by = "Copilot CLI (view: its view tool with path set to that path; bash: its bash tool)",
+    .plan_bytes = 16 * 1024};
+
 // Every profile, in the order of the wire's reader_names.
-inline constexpr const reader_profile* reader_profiles[] = {&pi_reader, &claude_code_reader, &codex_reader,
-                                                            &gemini_reader, &opencode_reader, &cline_reader};
+inline constexpr const reader_profile* reader_profiles[] = {&pi_reader,       &claude_code_reader, &codex_reader,
+                                                            &gemini_reader,   &opencode_reader,    &cline_reader,
+                                                            &copilot_reader};
 
 // The profile named `name`, or nullptr for a name handoff does not know.
 constexpr const reader_profile* find_reader_profile(std::string_view name) noexcept {

@@ -322,6 +322,37 @@ TEST_CASE("withReady: the batch also takes the parent's other completed children
   CHECK(bad["error"]["message"].get<std::string>().find("withReady") != std::string::npos);
 }
 
+TEST_CASE("maxResultBytes keeps each section within the harness's per-result cut, and the batch keeps its budget, and reader copilot gives view pages") {
+  daemon_process d;
+  raw_client c(d.socket());
+  std::vector<std::string> texts;
+  for (int i = 0; i < 2; ++i) texts.push_back(numbered_report(40000, 500, "r" + std::to_string(i)));
+  for (int i = 0; i < 2; ++i) complete(c, "p", "r" + std::to_string(i), texts[i]);
+  json r = c.call("subagent/wait", {{"parentId", "p"},
+                                    {"childIds", {"r0", "r1"}},
+                                    {"timeoutMs", 0},
+                                    {"reader", "copilot"},
+                                    {"maxResultBytes", 9000}});
+  REQUIRE_MESSAGE(r.contains("result"), r.dump());
+  const json& res = r["result"];
+  REQUIRE(res["sections"].size() == 2);
+  for (const json& s : res["sections"]) {
+    CHECK(s["text"].get<std::string>().size() <= 9000);
+    CHECK(s["text"].get<std::string>().size() > 4096);
+    check_artifact(s, texts[std::stoi(s["childId"].get<std::string>().substr(1))]);
+  }
+  // Two sections of up to 9,000 bytes: more than one cut of 9,000 could hold, so the batch was
+  // not kept within it.
+  CHECK(res["text"].get<std::string>().size() > 9000);
+  CHECK(res["budget"]["batchCapBytes"].get<std::size_t>() > 9000);
+  const std::string text = res["text"];
+  CHECK(text.find("view view_range=[") != std::string::npos);
+  CHECK(text.find("read offset=") == std::string::npos);
+  json small = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"r0"}}, {"maxResultBytes", 4095}});
+  REQUIRE(small.contains("error"));
+  CHECK(small["error"]["message"].get<std::string>().find("maxResultBytes") != std::string::npos);
+}
+
 TEST_CASE("maxBytes keeps the batch within the harness's cut, and reader codex gives its shell's sed pages") {
   daemon_process d;
   raw_client c(d.socket());

@@ -1,6 +1,7 @@
 // read_page() against Pi's read tool (engine/text/text_page.cpp): fixed cases with Pi's
 // numbers, and random ones compared with a direct transcription of read.js + truncateHead.
 #include "engine/text/text_page.hpp"
+#include "engine/text/projection_notice.hpp"
 
 #include <doctest/doctest.h>
 
@@ -413,6 +414,67 @@ TEST_CASE("read_plan, Gemini CLI's read_file: lines of at most 2,000 bytes in pa
   CHECK(steps[0].last_line == 2);
   CHECK(steps[1].bytes);
   CHECK(steps[2].first_line == 4);
+}
+
+namespace {
+
+// GitHub Copilot CLI 1.0.102's view {path, view_range: [first, last]} on a file of `lines`, as
+// measured: the lines joined with '\n', nothing added to a line, whatever their count, cut at
+// 20,480 bytes (a note follows then); any tool output over 20,480 bytes is replaced by a preview.
+struct copilot_view_output {
+  std::string content;
+  bool cut = false;
+};
+
+copilot_view_output copilot_view(const std::vector<std::string_view>& lines, std::size_t first, std::size_t last) {
+  copilot_view_output out{join(lines, first - 1, last), false};
+  if (out.content.size() > 20480) out = {out.content.substr(0, 20480), true};
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("read_plan, Copilot CLI's view: pages of at most 20,000 bytes under its 20,480-byte cut, longer lines in shell ranges") {
+  const handoff::reader_profile& copilot = handoff::copilot_reader;
+  std::mt19937_64 engine(20261206);
+  const auto below = [&](std::size_t n) { return static_cast<std::size_t>(engine() % n); };
+  for (int i = 0; i < 200; ++i) {
+    CAPTURE(i);
+    const std::string text = random_lines(engine, {2500, 90, i % 2 == 0 ? 3000u : 80u, i % 3 == 0 ? 50000u : 3000u, true});
+    const std::vector<std::string_view> lines = split(text);
+    const std::size_t first = 1 + below(lines.size());
+    const std::size_t last = first + below(lines.size() - first + 1);
+    handoff::read_plan plan(text, first, last, copilot);
+    std::size_t line = first;
+    std::size_t byte_in_line = 0;
+    while (const auto step = plan.next()) {
+      REQUIRE(step->first_line == line);
+      if (step->bytes) {
+        CHECK(lines[line - 1].size() > copilot.page_bytes);
+        const std::string_view shown = std::string_view(text).substr(step->first_byte, step->end_byte - step->first_byte);
+        // bash appends "\n<shellId: N completed with exit code C>" (under 60 bytes): still under the cut.
+        CHECK(shown.size() + 60 <= 20480);
+        CHECK(lines[line - 1].substr(byte_in_line, shown.size()) == shown);
+        byte_in_line += shown.size();
+        if (byte_in_line == lines[line - 1].size()) {
+          ++line;
+          byte_in_line = 0;
+        }
+        continue;
+      }
+      REQUIRE(byte_in_line == 0);
+      const copilot_view_output out = copilot_view(lines, step->first_line, step->last_line);
+      CHECK_FALSE(out.cut);
+      CHECK(out.content == join(lines, step->first_line - 1, step->last_line));
+      CHECK(out.content.size() <= copilot.page_bytes);
+      line = step->last_line + 1;
+    }
+    CHECK(line == last + 1);
+  }
+  // The call as a footer writes it: Copilot's view with its view_range.
+  std::string call;
+  handoff::append_read_call(call, handoff::read_step{.first_line = 142, .last_line = 476}, "/s/f.txt", "handoff", copilot);
+  CHECK(call == "view view_range=[142,476]");
 }
 
 namespace {

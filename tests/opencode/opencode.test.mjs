@@ -9,7 +9,7 @@ import { test } from 'node:test';
 
 import { World, cliPath, handoffdPath, longAnswer } from './harness.mjs';
 import { daemonsServing } from '../support/world.mjs';
-import { assistantTurns, lastToolResults, promptHas, startModel } from './scripted-chat.mjs';
+import { assistantTurns, lastToolResults, promptHas, startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;
 const bytes = (s) => Buffer.byteLength(s, 'utf8');

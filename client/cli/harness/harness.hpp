@@ -1,7 +1,7 @@
 // The harnesses handoff serves, in one table (harnesses()): for each, its name (as in `handoff
 // setup NAME` and `handoff hook NAME`), how its settings are set up, and its hook, if it has
 // one. Each harness's glue lives in its own folder beside this file (claude_code/, cline/, codex/,
-// gemini/, opencode/, pi/), a library and a namespace of its own over the hook core (core/);
+// copilot/, gemini/, opencode/, pi/), a library and a namespace of its own over the hook core (core/);
 // adding a harness is a folder, one entry in harnesses() (table.cpp) and its tests
 // (docs/design.md, "To add a harness").
 #pragma once

@@ -6,6 +6,7 @@
 #include "cli/harness/claude_code/entry.hpp"
 #include "cli/harness/cline/entry.hpp"
 #include "cli/harness/codex/entry.hpp"
+#include "cli/harness/copilot/entry.hpp"
 #include "cli/harness/gemini/entry.hpp"
 #include "cli/harness/opencode/entry.hpp"
 #include "cli/harness/pi/entry.hpp"
@@ -23,6 +24,11 @@ const std::vector<harness>& harnesses() {
        claude_code::add_hook},
       {"codex", "Codex CLI: handoff's MCP server (`handoff mcp`) in ${CODEX_HOME:-~/.codex}/config.toml", codex::add_setup,
        "", nullptr, codex::add_server},
+      {"copilot",
+       "GitHub Copilot CLI: a subagentStop hook that bounds task results (${COPILOT_HOME:-~/.copilot}/settings.json)",
+       copilot::add_setup,
+       "GitHub Copilot CLI's subagentStop hook: one hook input on stdin, its modifiedResponse on stdout",
+       copilot::add_hook},
       {"gemini",
        "Gemini CLI: BeforeTool and AfterTool hooks that bound invoke_agent results (~/.gemini/settings.json)",
        gemini::add_setup,

@@ -49,7 +49,7 @@ export const ErrorCode = {
 // ---- shared shapes --------------------------------------------------------------------------
 
 /** The harnesses a footer's calls can be for (protocol/messages.hpp's reader_names, in order). */
-export const READER_NAMES = ["pi", "claude-code", "codex", "gemini", "opencode", "cline"] as const;
+export const READER_NAMES = ["pi", "claude-code", "codex", "gemini", "opencode", "cline", "copilot"] as const;
 
 /** How a child's run ended. */
 
@@ -214,6 +214,8 @@ export const WaitParams = object({
   withReady: optional(bool),
   /** The most bytes of the answer the harness shows whole (>= 4096): the batch is kept within it. */
   maxBytes: optional(num),
+  /** The most bytes of one child's result the harness shows whole (>= 4096): each section is kept within it. */
+  maxResultBytes: optional(num),
 });
 export type WaitParams = Value<typeof WaitParams>;
 export const WaitResult = object({

@@ -5,6 +5,7 @@
 // its own folder.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ struct finished_child {
   std::vector<sibling> siblings;         // none: the wait is for this child alone
   std::optional<rpc::usage_dto> usage;   // the parent's context use, when known
   const reader_profile* reader = &pi_reader;  // whose tools read the footer's calls
+  // The most bytes of this child's result the harness shows whole, when it shows each child's
+  // result as an answer of its own (Copilot CLI's 20,480-byte cut): subagent/wait's
+  // maxResultBytes. None: the wait caps as they are.
+  std::optional<std::int64_t> max_result_bytes;
 };
 
 // What came of it.

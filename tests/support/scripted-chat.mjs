@@ -1,13 +1,16 @@
-// A scripted OpenAI Chat Completions API on 127.0.0.1 for running a real opencode 1.18.33 with no
-// network (its provider `@ai-sdk/openai-compatible`, `baseURL` http://127.0.0.1:PORT/v1).
+// A scripted OpenAI Chat Completions API on 127.0.0.1 for running a real harness with no network:
+// opencode 1.18.33 (its provider `@ai-sdk/openai-compatible`, `baseURL` http://127.0.0.1:PORT/v1)
+// and GitHub Copilot CLI 1.0.102 (COPILOT_PROVIDER_TYPE=openai, COPILOT_PROVIDER_BASE_URL).
 //
-// opencode streams every model request (`POST /v1/chat/completions`, `stream: true`) and reads
-// SSE chunks. A test gives a `respond(request)` function (may be async) that looks at the request
+// Both stream every model request (`POST /v1/chat/completions`, `stream: true`) and read SSE
+// chunks. A test gives a `respond(request)` function (may be async) that looks at the request
 // (whose conversation it is, what the last tool calls returned) and returns the next answer:
 //   { text }                              a final assistant message
 //   { calls: [{ name, arguments }] }      tool calls (arguments: an object or JSON text)
-// optionally with `usage` ({ prompt_tokens, completion_tokens }). A bare string is `{ text }`.
-// Requests it cannot place (opencode's title generation, ...) get a short text.
+// optionally with `usage` ({ prompt_tokens, completion_tokens }), or
+//   { status, error }                     an HTTP error (status >= 400) with that message
+// A bare string is `{ text }`.
+// Requests it cannot place (opencode's title generation, ...) get a short text. Node built-ins only.
 import http from 'node:http';
 
 // The text of a message's content (a string, or parts with `text`).
@@ -78,6 +81,11 @@ export async function startModel(respond) {
       }
       if (answer === undefined || answer === null) answer = { text: 'ok' };
       if (typeof answer === 'string') answer = { text: answer };
+      if (answer.status >= 400) {
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: answer.error ?? 'scripted error', type: 'invalid_request_error' } }));
+        return;
+      }
       const model = request.model ?? 'scripted-1';
       const usage = { prompt_tokens: 1000, completion_tokens: 10, total_tokens: 1010, ...(answer.usage ?? {}) };
       if (!request.stream) {
