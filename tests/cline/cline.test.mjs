@@ -11,7 +11,7 @@ import { test } from 'node:test';
 
 import { World, cliPath, clinePath, longAnswer } from './harness.mjs';
 import { sleep, waitFor } from '../support/world.mjs';
-import { assistantTurns, lastToolResults, promptHas, startModel } from '../opencode/scripted-chat.mjs';
+import { assistantTurns, lastToolResults, promptHas, startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;
 const CUT = 8000;  // cline's CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS default

@@ -1,5 +1,5 @@
 // A real cline 3.0.65 (this folder's pinned npm install of its compiled binary) on the scripted
-// Chat Completions model (../opencode/scripted-chat.mjs), with a real handoffd on a temporary
+// Chat Completions model (../support/scripted-chat.mjs), with a real handoffd on a temporary
 // socket and a temporary HOME / XDG dirs / TMPDIR. cline runs a session in a detached hub daemon,
 // started by the first run with that run's environment and kept by later ones: each world gives
 // its hub a port of its own (CLINE_HUB_PORT, so it never reaches another world's hub or a user's
