@@ -137,14 +137,8 @@ bool shows(const agent_notice& notice, const rpc::check_result& report) {
 std::optional<gate_answer> cut_locally(report_spool& spool, const agent_notice& notice, bool head_only,
                                        const std::string& why) {
   try {
-    const std::optional<std::string> full = spool.local_report(notice.agent_id);
-    if (!full || full->empty()) return std::nullopt;
-    const auto trimmed = [](std::string_view t) {
-      while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.remove_suffix(1);
-      return t;
-    };
-    const std::string_view tail = trimmed(*full).substr(trimmed(*full).size() - std::min<std::size_t>(trimmed(*full).size(), report_tail_bytes));
-    if (!head_only && !trimmed(notice.report).ends_with(tail)) return std::nullopt;
+    const std::optional<std::string> full = spool.local_report(notice.agent_id, notice.report, head_only);
+    if (!full) return std::nullopt;
     const std::string line_why = "handoff's daemon was not reached (" + hook_core::one_line(why) + ")";
     const std::filesystem::path copy = hook_core::keep_unbounded_copy(*full);
     batch_input in;

@@ -40,6 +40,17 @@ std::string now_ns() {
 }
 
 
+// `shown` (a notice's report) ends with `text`'s last report_tail_bytes; Claude Code may drop a
+// report's final newlines when it frames it.
+bool shows_tail(std::string_view shown, std::string_view text) {
+  const auto trimmed = [](std::string_view t) {
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.remove_suffix(1);
+    return t;
+  };
+  const std::string_view end = trimmed(text);
+  return trimmed(shown).ends_with(end.substr(end.size() - std::min(end.size(), report_tail_bytes)));
+}
+
 std::optional<std::string> read_small(int dir_fd, const std::string& name) {
   private_file f = open_private_file(dir_fd, name, name);
   if (f.state != private_file::status::ok) return std::nullopt;
@@ -180,15 +191,10 @@ std::optional<std::string> report_spool::report_shown(const std::string& agent_i
     }
   }
   std::sort(mine.rbegin(), mine.rend());
-  // Claude Code may drop a report's final newlines when it frames it.
-  const auto trimmed = [](std::string_view t) {
-    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.remove_suffix(1);
-    return t;
-  };
   for (const auto& [n, child] : mine) {
     if (any) return child;
     const std::optional<std::string> tail = read_small(dir_.get(), "report-" + child);
-    if (tail && trimmed(shown).ends_with(trimmed(*tail))) return child;
+    if (tail && shows_tail(shown, *tail)) return child;
   }
   return std::nullopt;
 }
@@ -219,11 +225,14 @@ void report_spool::keep_local_report(const std::string& agent_id, std::string_vi
   write_file_atomically(dir_.get(), "local-" + agent_id, text, publish_mode::replace, "a report handoffd did not take");
 }
 
-std::optional<std::string> report_spool::local_report(const std::string& agent_id) const {
+std::optional<std::string> report_spool::local_report(const std::string& agent_id, std::string_view shown,
+                                                      bool any) const {
   private_file f = open_private_file(dir_.get(), "local-" + agent_id, "a report handoffd did not take");
   if (f.state != private_file::status::ok) return std::nullopt;
   try {
-    return read_all(f.fd.get(), max_local_report_bytes, "reading a report handoffd did not take");
+    std::string text = read_all(f.fd.get(), max_local_report_bytes, "reading a report handoffd did not take");
+    if (text.empty() || !(any || shows_tail(shown, text))) return std::nullopt;
+    return text;
   } catch (const fs_error&) {
     return std::nullopt;
   }

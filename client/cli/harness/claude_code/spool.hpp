@@ -79,7 +79,8 @@ class report_spool {
   // capture, handoffd not reached: the agent's whole report (at most 64 MiB, as handoffd takes),
   // for the gate to cut itself. Throws fs_error.
   void keep_local_report(const std::string& agent_id, std::string_view text);
-  std::optional<std::string> local_report(const std::string& agent_id) const;
+  // That report when `shown` ends with its tail (any, when `any`), as report_shown matches.
+  std::optional<std::string> local_report(const std::string& agent_id, std::string_view shown, bool any) const;
   void forget_local_report(const std::string& agent_id);
 
   void note_passed(const std::string& agent_id);

@@ -42,8 +42,8 @@ fs::path write_private_copy(const fs::path& dir, std::string_view text) {
 namespace {
 
 bool copy_name(std::string_view name) {
-  if (name.size() != 64 + 4 || name.substr(64) != ".txt") return false;
-  return std::all_of(name.begin(), name.begin() + 64, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return name.size() == sha256_hex_chars + 4 && name.substr(sha256_hex_chars) == ".txt" &&
+         is_sha256_hex(name.substr(0, sha256_hex_chars));
 }
 
 }  // namespace
