@@ -8,7 +8,7 @@ import { test } from 'node:test';
 
 import { World, handoffdPath, longAnswer, footerCalls, planCalls, readLines, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
 import { startModel, firstUserText, toolResults } from './scripted-anthropic.mjs';
-import { daemonsServing, loadScaled } from '../support/world.mjs';
+import { daemonsServing, loadScaled, fallbackSocket } from '../support/world.mjs';
 
 const KiB = 1024;
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
@@ -276,7 +276,7 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET (root in a contain
     world.setup();
     const tmp = path.join(world.dir, 'tmp');
     fs.mkdirSync(tmp, { mode: 0o1777 });
-    const socket = path.join(tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+    const { socket, killDaemons } = fallbackSocket(tmp);
     const answer = longAnswer(3001, 57);
     const { respond, seen } = parentScript({ agents: ['CHILD-FALLBACK audit'], answers: { 'CHILD-FALLBACK': answer } });
     const env = {
@@ -293,7 +293,7 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET (root in a contain
       assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
       assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
     } finally {
-      for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
+      killDaemons();
     }
   });
 });

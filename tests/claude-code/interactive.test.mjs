@@ -9,7 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, handoffdPath, longAnswer, footerCalls, planCalls, assertFollowed, followToolCalls, inCallOrder } from './harness.mjs';
-import { daemonsServing } from '../support/world.mjs';
+import { daemonsServing, fallbackSocket } from '../support/world.mjs';
 import { startModel, firstUserText, newestTurn, contentText, toolResults } from './scripted-anthropic.mjs';
 import { Tui } from './tui.mjs';
 
@@ -280,7 +280,7 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: the hooks start h
     world.setup();
     const tmp = path.join(world.dir, 'tmp');
     fs.mkdirSync(tmp, { mode: 0o1777 });
-    const socket = path.join(tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+    const { socket, killDaemons } = fallbackSocket(tmp);
     const answer = longAnswer(3001, 57);
     const { respond, seen } = script({ agents: ['CHILD-FALLBACK audit'], answers: { 'CHILD-FALLBACK': answer } });
     const env = {
@@ -298,7 +298,7 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: the hooks start h
       assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
       assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
     } finally {
-      for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
+      killDaemons();
     }
   });
 });

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, cliPath, longAnswer } from './harness.mjs';
-import { daemonsServing, waitFor } from '../support/world.mjs';
+import { daemonsServing, waitFor, fallbackSocket } from '../support/world.mjs';
 import { callOutputs, hasPrompt, mcpCall, startModel } from './scripted-responses.mjs';
 
 const KiB = 1024;
@@ -406,7 +406,7 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: handoff mcp start
     () => ({ calls: [wait()] }),
   ], { 'CHILD-FALLBACK': answer });
   const { world, model } = await codexWorld(respond);
-  const socket = path.join(world.tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+  const { socket, killDaemons } = fallbackSocket(world.tmp);
   try {
     // No daemon started by the test: the server's client starts one where the rule says.
     const run = await world.exec('delegate the audit', {
@@ -420,7 +420,7 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: handoff mcp start
     assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
     assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
   } finally {
-    for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
+    killDaemons();
     await model.close();
     await world.close();
   }

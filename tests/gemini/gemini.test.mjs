@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, handoffdPath, longAnswer, readFileBody } from './harness.mjs';
-import { daemonsServing } from '../support/world.mjs';
+import { daemonsServing, fallbackSocket } from '../support/world.mjs';
 import { lastResponses, startScriptedGemini, toolNames } from './scripted-gemini.mjs';
 
 // A parent that delegates `answers` (one invoke_agent call each, in one turn), then runs every
@@ -141,7 +141,7 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: the hook starts h
   const world = new World();
   const tmp = path.join(world.dir, 'tmp');
   fs.mkdirSync(tmp, { mode: 0o1777 });
-  const socket = path.join(tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+  const { socket, killDaemons } = fallbackSocket(tmp);
   try {
     world.setup();
     const answer = longAnswer(3001, 57);
@@ -157,7 +157,7 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: the hook starts h
     assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
     assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
   } finally {
-    for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
+    killDaemons();
     await world.close();
   }
 });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, cliPath, handoffdPath, longAnswer } from './harness.mjs';
-import { daemonsServing } from '../support/world.mjs';
+import { daemonsServing, fallbackSocket } from '../support/world.mjs';
 import { assistantTurns, lastToolResults, promptHas, startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;
@@ -201,7 +201,7 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: the plugin\'s hoo
     () => ({ calls: [task('CHILD-FALLBACK audit the parser', 'audit the parser')] }),
   ], { 'CHILD-FALLBACK': answer });
   const { world, model } = await opencodeWorld(respond, { daemon: false });
-  const socket = path.join(world.tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+  const { socket, killDaemons } = fallbackSocket(world.tmp);
   try {
     const run = await world.opencode('PARENT delegate the audit', {
       model, env: { HANDOFF_SOCKET: undefined, XDG_RUNTIME_DIR: undefined, HANDOFF_AUTOSTART: '1', HANDOFF_DAEMON: handoffdPath },
@@ -218,7 +218,7 @@ test('a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET: the plugin\'s hoo
     assert.equal(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700, 'the fallback directory is private');
     assert.ok(daemonsServing(socket).length > 0, `a handoffd serves ${socket}`);
   } finally {
-    for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL');
+    killDaemons();
     await model.close();
     await world.close();
   }

@@ -83,6 +83,13 @@ export async function runProcess(file, argv, { cwd, env, timeoutMs = 240_000 } =
   return { code, signal, stdout, stderr, ms: Date.now() - started };
 }
 
+// The socket every client agrees on in a shell with neither XDG_RUNTIME_DIR nor HANDOFF_SOCKET
+// whose TMPDIR is `tmp` (protocol/socket_location.hpp), and a kill of the daemons it started there.
+export function fallbackSocket(tmp) {
+  const socket = path.join(tmp, `handoff-${process.getuid()}`, 'handoffd.sock');
+  return { socket, killDaemons: () => { for (const pid of daemonsServing(socket)) process.kill(pid, 'SIGKILL'); } };
+}
+
 // The live handoffd processes serving `socket` (`--socket=PATH` or `--socket PATH` on their
 // command line): their pids, from /proc.
 export function daemonsServing(socket) {
