@@ -44,11 +44,17 @@ function parentScript(report: string, title: string): Script {
     if (last?.role === "tool" && text.includes("Started subagent")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
     if (last?.role === "tool" && text.includes(`"${title}" finished.`)) {
       const reads = footerReads(beforeLine(text));
-      if (reads.length > 0) return { toolCalls: reads.map((call) => ({ name: "read", arguments: { ...call } })) };
+      // Each page's call has an id (page-1, page-2, ...): Pi runs them at once and they end in any order.
+      if (reads.length > 0) return { toolCalls: reads.map((call, at) => ({ name: "read", id: pageId(at), arguments: { ...call } })) };
     }
     if (last?.role === "tool" && !text.includes("No subagent of this session")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
     return { text: "done" };
   };
+}
+
+/** The id of the read call for the footer's page `at` (0-based). */
+function pageId(at: number): string {
+  return `page-${at + 1}`;
 }
 
 /** A result without the one line after its footer (which names the copy too). */
@@ -108,7 +114,10 @@ test("handoffd unavailable (no daemon, autostart off): the 171 KB answer arrives
   const again = await toolEnd(pi, "subagent_wait", 60_000, pi.events.indexOf(waited) + 1);
   const ends = pi.where((e) => e.type === "tool_execution_end" && e["toolName"] === "read");
   assert.equal(ends.length, calls.length);
-  const pages = ends.map((end) => {
+  // In the footer's order: Pi runs the calls at once, and they end in whatever order they finish.
+  const pages = calls.map((_, at) => {
+    const end = ends.find((e) => e["toolCallId"] === pageId(at));
+    assert.ok(end !== undefined, `the end of read call ${pageId(at)}`);
     assert.equal(end["isError"], false, toolText(end));
     const page = readPage(toolText(end));
     // "[N more lines in file. ...]" only says the limit stopped before the end; "[Showing lines ...]" is a cut.
