@@ -326,11 +326,6 @@ struct wait_params {
   // tool's output): the batch's text, and so each result in it, is kept within it. Lowers the
   // wait caps only; none: the caps as they are.
   std::optional<std::int64_t> max_bytes = std::nullopt;
-  // maxResultBytes: the most bytes of one child's result the caller's harness shows whole, when
-  // it shows each child's section as an answer of its own (Copilot CLI cuts each task result
-  // past 20,480 bytes): each section is kept within it, the batch's budget is not. Lowers the
-  // per-result cap only; none: the cap as it is.
-  std::optional<std::int64_t> max_result_bytes = std::nullopt;
 };
 template <>
 struct wire::shape<wait_params> {
@@ -344,8 +339,6 @@ struct wire::shape<wait_params> {
       optional_field("reader", &wait_params::reader, reader_name, when_default::omitted),
       optional_field("withReady", &wait_params::with_ready, boolean, when_default::omitted),
       optional_field("maxBytes", &wait_params::max_bytes, integer<std::int64_t>{min_wait_max_bytes},
-                     when_default::omitted),
-      optional_field("maxResultBytes", &wait_params::max_result_bytes, integer<std::int64_t>{min_wait_max_bytes},
                      when_default::omitted)};
 };
 struct wait_result {

@@ -128,10 +128,6 @@ asio::awaitable<reply<rpc::wait_result>> service::wait(caller from, rpc::wait_pa
     options.caps.per_result_bytes = std::min(options.caps.per_result_bytes, most);
     options.caps.floor_bytes = std::min(options.caps.floor_bytes, options.caps.per_result_bytes);
   }
-  if (p.max_result_bytes) {
-    options.caps.per_result_bytes = std::min(options.caps.per_result_bytes, static_cast<std::size_t>(*p.max_result_bytes));
-    options.caps.floor_bytes = std::min(options.caps.floor_bytes, options.caps.per_result_bytes);
-  }
   options.usage = from_wire(p.usage);
   // The cut results' artifacts are written and linked before the answer, so a crash of the
   // daemon cannot leave one partial, but synced after it (on_wait_written), before the results

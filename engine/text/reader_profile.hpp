@@ -39,7 +39,8 @@
 //                then replaces any tool output over 20,480 bytes with a 500-character preview.
 //                Pages of at most 20,000 bytes, so its `bash` (which drops the output's trailing
 //                newlines and appends "\n<shellId: N completed with exit code C>") stays under
-//                the cut with a byte range too.
+//                the cut with a byte range too. The bounded answer is held under that cut
+//                (result_bytes), read_agent's status header counted in frame_bytes.
 #pragma once
 
 #include <algorithm>
@@ -87,9 +88,11 @@ struct reader_profile {
   // Most bytes of calls or headings one `handoff read --plan` / `--outline` output holds: well
   // within what the harness's shell tool shows uncut.
   std::size_t plan_bytes = 16 * 1024;
-  // Most bytes of one result the harness shows whole, its frame included (cline cuts every tool
-  // result's strings in the middle past 8,000 characters, and a character is never fewer UTF-8
-  // bytes than UTF-16 units); a projection for this reader is held within it. 0: no such cut.
+  // Most bytes of one result the harness shows whole, its frame included: cline cuts every tool
+  // result's strings in the middle past 8,000 characters (and a character is never fewer UTF-8
+  // bytes than UTF-16 units); Copilot CLI replaces a task's result over 20,480 bytes with a
+  // preview. Each section for this reader is held within it, handoffd's and the hook's own
+  // (framed_caps); the batch's budget is not lowered. 0: no such cut.
   std::size_t result_bytes = 0;
 };
 
@@ -148,15 +151,15 @@ inline constexpr reader_profile cline_reader{
 
 // GitHub Copilot CLI 1.0.102: the bounded text reaches its model as the task tool's result (or
 // read_agent's, for a background agent), which handoff's subagentStop hook (`handoff hook
-// copilot`) gives as the child's response, under Copilot's 20,480-byte cut (subagent/wait's
-// maxBytes). A sync task adds nothing to it; read_agent puts a status header of under 300 bytes
-// before it (counted in frame_bytes). view has no line cap and no line prefix.
+// copilot`) gives as the child's response, under Copilot's 20,480-byte cut (result_bytes). A
+// sync task adds nothing to it; read_agent puts a status header of under 300 bytes before it
+// (counted in frame_bytes). view has no line cap and no line prefix.
 inline constexpr reader_profile copilot_reader{
     .name = "copilot", .read_tool = "view", .bash_tool = "bash", .page_lines = 2000, .page_bytes = 20000,
     .line_prefix_bytes = 0, .frame_bytes = 512, .line_indent_bytes = 0, .line_jump = "view view_range=[LINE,-1]",
     .line_args = reader_profile::range_args::view_range,
     .shown_by = "Copilot CLI (view: its view tool with path set to that path; bash: its bash tool)",
-    .plan_bytes = 16 * 1024};
+    .plan_bytes = 16 * 1024, .result_bytes = 20 * 1024};
 
 // Every profile, in the order of the wire's reader_names.
 inline constexpr const reader_profile* reader_profiles[] = {&pi_reader,       &claude_code_reader, &codex_reader,

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "engine/fs/sha256.hpp"
+#include "engine/text/reader_profile.hpp"
 #include "support/daemon_process.hpp"
 #include "support/raw_client.hpp"
 
@@ -322,35 +323,43 @@ TEST_CASE("withReady: the batch also takes the parent's other completed children
   CHECK(bad["error"]["message"].get<std::string>().find("withReady") != std::string::npos);
 }
 
-TEST_CASE("maxResultBytes keeps each section within the harness's per-result cut, and the batch keeps its budget, and reader copilot gives view pages") {
-  daemon_process d;
+TEST_CASE("reader copilot holds each section under Copilot CLI's 20,480-byte cut, its frame counted, whatever the wait caps; the batch keeps its budget; view pages") {
+  // Caps a user raised past Copilot's cut: the reader's result_bytes, not the caps, bounds each.
+  daemon_process d({"--wait-result-bytes", "65536", "--wait-batch-bytes", "200000"});
   raw_client c(d.socket());
   std::vector<std::string> texts;
-  for (int i = 0; i < 2; ++i) texts.push_back(numbered_report(40000, 500, "r" + std::to_string(i)));
+  for (int i = 0; i < 2; ++i) texts.push_back(numbered_report(90000, 900, "r" + std::to_string(i)));
   for (int i = 0; i < 2; ++i) complete(c, "p", "r" + std::to_string(i), texts[i]);
-  json r = c.call("subagent/wait", {{"parentId", "p"},
-                                    {"childIds", {"r0", "r1"}},
-                                    {"timeoutMs", 0},
-                                    {"reader", "copilot"},
-                                    {"maxResultBytes", 9000}});
-  REQUIRE_MESSAGE(r.contains("result"), r.dump());
-  const json& res = r["result"];
+  const auto wait = [&](const char* reader) {
+    json r = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"r0", "r1"}}, {"timeoutMs", 0}, {"reader", reader}});
+    REQUIRE_MESSAGE(r.contains("result"), r.dump());
+    return r["result"];
+  };
+  const json res = wait("copilot");
   REQUIRE(res["sections"].size() == 2);
+  const std::size_t most = handoff::copilot_reader.result_bytes - handoff::copilot_reader.frame_bytes;
   for (const json& s : res["sections"]) {
-    CHECK(s["text"].get<std::string>().size() <= 9000);
-    CHECK(s["text"].get<std::string>().size() > 4096);
+    CHECK(s["text"].get<std::string>().size() <= most);
+    CHECK(s["text"].get<std::string>().size() > most - 2048);  // the cut, not a smaller cap, held it
     check_artifact(s, texts[std::stoi(s["childId"].get<std::string>().substr(1))]);
   }
-  // Two sections of up to 9,000 bytes: more than one cut of 9,000 could hold, so the batch was
-  // not kept within it.
-  CHECK(res["text"].get<std::string>().size() > 9000);
-  CHECK(res["budget"]["batchCapBytes"].get<std::size_t>() > 9000);
+  // Two sections near the cut: more than one cut could hold, so the batch was not kept within it.
+  CHECK(res["text"].get<std::string>().size() > handoff::copilot_reader.result_bytes);
   const std::string text = res["text"];
   CHECK(text.find("view view_range=[") != std::string::npos);
   CHECK(text.find("read offset=") == std::string::npos);
-  json small = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"r0"}}, {"maxResultBytes", 4095}});
-  REQUIRE(small.contains("error"));
-  CHECK(small["error"]["message"].get<std::string>().find("maxResultBytes") != std::string::npos);
+}
+
+TEST_CASE("a reader with no cut of its own (pi) takes the wait caps as they are") {
+  daemon_process d({"--wait-result-bytes", "65536", "--wait-batch-bytes", "200000"});
+  raw_client c(d.socket());
+  const std::string text = numbered_report(90000, 900, "r0");
+  complete(c, "p", "r0", text);
+  json r = c.call("subagent/wait", {{"parentId", "p"}, {"childIds", {"r0"}}, {"timeoutMs", 0}, {"reader", "pi"}});
+  REQUIRE_MESSAGE(r.contains("result"), r.dump());
+  const std::size_t shown = r["result"]["sections"][0]["text"].get<std::string>().size();
+  CHECK(shown > handoff::copilot_reader.result_bytes);
+  CHECK(shown <= 65536);
 }
 
 TEST_CASE("maxBytes keeps the batch within the harness's cut, and reader codex gives its shell's sed pages") {

@@ -214,8 +214,6 @@ export const WaitParams = object({
   withReady: optional(bool),
   /** The most bytes of the answer the harness shows whole (>= 4096): the batch is kept within it. */
   maxBytes: optional(num),
-  /** The most bytes of one child's result the harness shows whole (>= 4096): each section is kept within it. */
-  maxResultBytes: optional(num),
 });
 export type WaitParams = Value<typeof WaitParams>;
 export const WaitResult = object({

@@ -43,7 +43,7 @@ std::string input_text(const json& object, const char* key) {
 hook_answer bounded_here(const std::string& answer, const std::string& why) {
   if (hook_core::fits_alone(answer, copilot_reader)) {
     const std::string whole = answer + "\n\n" + hook_core::passes_whole_line(why);
-    if (whole.size() + copilot_reader.frame_bytes <= copilot_output_cut_bytes) return {modified_response(whole), {}};
+    if (whole.size() + copilot_reader.frame_bytes <= copilot_reader.result_bytes) return {modified_response(whole), {}};
     return {{}, not_bounded(why)};
   }
   try {
@@ -136,7 +136,6 @@ hook_answer run_event(const std::string& input, const hook_core::hook_settings& 
   f.answer = answer;
   f.usage = hook_core::usage_against(call.tokens, settings.context_window ? settings.context_window : call.window);
   f.reader = &copilot_reader;
-  f.max_result_bytes = static_cast<std::int64_t>(copilot_output_cut_bytes - copilot_reader.frame_bytes);
   const hook_core::bound_outcome outcome = hook_core::bound_child(f, settings);
   switch (outcome.what) {
     case hook_core::bound_outcome::kind::section:

@@ -30,7 +30,7 @@
 // for byte, with no daemon call; so does one the batch left whole. Otherwise the hook core
 // (cli/harness/core/bound_child.hpp) completes it in handoffd and takes back its section with
 // reader "copilot", the parent's usage (its latest model call's tokens against maxPromptTokens,
-// or $HANDOFF_CONTEXT_WINDOW) and maxResultBytes under Copilot's cut. When handoffd cannot be
+// or $HANDOFF_CONTEXT_WINDOW); the reader holds each section under Copilot's cut. When handoffd cannot be
 // reached or started (or does not bound it), the hook cuts the head and tail itself within the
 // same caps (cli/harness/core/local_bound.hpp), the full text in a private copy (Copilot's own
 // saved file is 0644 and deleted when the session ends), with one line saying so.
@@ -43,10 +43,6 @@
 #include "cli/harness/core/hook_settings.hpp"
 
 namespace handoff::cli::copilot {
-
-// Copilot CLI 1.0.102 replaces a tool's output of more than this many bytes (UTF-8) with a
-// "saved to" note and its first 500 characters: 20,480 passed whole, 20,481 did not.
-inline constexpr std::size_t copilot_output_cut_bytes = 20 * 1024;
 
 struct hook_answer {
   std::string out;   // stdout: the JSON answer, or empty (the child's answer stands)

@@ -33,7 +33,6 @@ bound_outcome bound_child(const finished_child& c, const hook_settings& settings
     wait.child_ids = {c.child};
     wait.reader = std::string(c.reader->name);
     wait.usage = c.usage;
-    wait.max_result_bytes = c.max_result_bytes;
     if (!c.siblings.empty()) {
       wait.batch_with.push_back(c.child);
       for (const sibling& s : c.siblings) wait.batch_with.push_back(s.id);

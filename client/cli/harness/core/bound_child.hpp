@@ -31,11 +31,9 @@ struct finished_child {
   std::string answer;                    // the child's exact final text
   std::vector<sibling> siblings;         // none: the wait is for this child alone
   std::optional<rpc::usage_dto> usage;   // the parent's context use, when known
-  const reader_profile* reader = &pi_reader;  // whose tools read the footer's calls
-  // The most bytes of this child's result the harness shows whole, when it shows each child's
-  // result as an answer of its own (Copilot CLI's 20,480-byte cut): subagent/wait's
-  // maxResultBytes. None: the wait caps as they are.
-  std::optional<std::int64_t> max_result_bytes;
+  // Whose tools read the footer's calls, and the harness's own cut on one result
+  // (reader_profile::result_bytes), which every section for it is held within.
+  const reader_profile* reader = &pi_reader;
 };
 
 // What came of it.
