@@ -3,7 +3,7 @@
 # builds handoffd and handoff, installs them with the Pi package under PREFIX, and sets handoff up
 # for this user: systemd user units when a user systemd answers (else clients start handoffd
 # themselves, and it says on which socket, or why they cannot), Pi's settings (the package, and
-# the pi-subagents bridge when pi-subagents is installed), Claude Code's settings when `claude` is on the PATH, Codex's when `codex` is, Gemini CLI's when `gemini` is, opencode's when `opencode` is, cline's when `cline` is, GitHub Copilot CLI's when `copilot` is. Each
+# the pi-subagents bridge when pi-subagents is installed), Claude Code's settings when `claude` is on the PATH, Codex's when `codex` is, Gemini CLI's when `gemini` is, opencode's when `opencode` is, Kilo Code's when `kilo` is, cline's when `cline` is, GitHub Copilot CLI's when `copilot` is. Each
 # step says what it did, or what it skipped and why. Running it again gives the same result.
 #
 #   scripts/install.sh [--prefix DIR]              install (DIR default ~/.local)
@@ -55,6 +55,7 @@ if ((uninstall)); then
     "$prefix/bin/handoff" setup codex --remove | sed 's/^/install: /'
     "$prefix/bin/handoff" setup gemini --remove | sed 's/^/install: /'
     "$prefix/bin/handoff" setup opencode --remove | sed 's/^/install: /'
+    "$prefix/bin/handoff" setup kilo --remove | sed 's/^/install: /'
     "$prefix/bin/handoff" setup cline --remove | sed 's/^/install: /'
     "$prefix/bin/handoff" setup copilot --remove | sed 's/^/install: /'
   fi
@@ -187,6 +188,11 @@ if command -v opencode >/dev/null; then
   "$prefix/bin/handoff" setup opencode | sed 's/^/install: /'
 else
   say "skipped opencode: no opencode on the PATH (run $prefix/bin/handoff setup opencode after installing it)"
+fi
+if command -v kilo >/dev/null; then
+  "$prefix/bin/handoff" setup kilo | sed 's/^/install: /'
+else
+  say "skipped Kilo Code: no kilo on the PATH (run $prefix/bin/handoff setup kilo after installing it)"
 fi
 if command -v cline >/dev/null; then
   "$prefix/bin/handoff" setup cline | sed 's/^/install: /'

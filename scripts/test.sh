@@ -22,6 +22,9 @@ npm ci --prefix "$root/tests/codex/previous" --no-audit --no-fund --loglevel=err
 npm ci --prefix "$root/tests/gemini" --no-audit --no-fund --loglevel=error >/dev/null
 # The real opencode the plugin tests run (1.18.33, native binary), pinned, project-local.
 npm ci --prefix "$root/tests/opencode" --no-audit --no-fund --loglevel=error >/dev/null
+# The real Kilo Code CLI (an opencode fork) the plugin is also tested in (7.7.9, native binary),
+# pinned, project-local.
+npm ci --prefix "$root/tests/kilo" --no-audit --no-fund --loglevel=error >/dev/null
 # The real cline CLI the plugin tests run (3.0.65, its compiled binary), pinned, project-local.
 npm ci --prefix "$root/tests/cline" --no-audit --no-fund --loglevel=error >/dev/null
 # The real GitHub Copilot CLI the subagentStop hook tests run (1.0.102, native binary), pinned,

@@ -320,3 +320,109 @@ TEST_CASE("setup opencode --project DIR: DIR/opencode.json and the plugin in DIR
   CHECK(json::parse(read_text(project / "opencode.json"))["plugin"] == json::array({plugin.string()}));
   CHECK_FALSE(fs::exists(c.config));
 }
+
+namespace {
+
+// `handoff setup kilo`: Kilo Code's CLI, an opencode fork, in ${XDG_CONFIG_HOME}/kilo/.
+struct kilo_config {
+  temp_dir dir{"handoff-setup-kilo"};
+  fs::path xdg = dir / "xdg";
+  fs::path kilo = xdg / "kilo";
+  fs::path plugin = kilo / "handoff" / "opencode-plugin.js";
+  fs::path store = dir / "store";
+
+  cli_result setup(std::vector<std::string> args = {}) const {
+    args.insert(args.begin(), {"setup", "kilo", "--artifact-dir", store.string()});
+    return cli_process(args, {}, {"XDG_CONFIG_HOME=" + xdg.string(), "HOME=" + (dir / "home").string()})
+        .finish(std::chrono::seconds(20));
+  }
+  json config(const char* name) const { return json::parse(read_text(kilo / name)); }
+};
+
+}  // namespace
+
+TEST_CASE("setup kilo: with no config, kilo.json and the plugin beside it in Kilo's folder, nothing in opencode's, idempotent, and --remove takes both out") {
+  kilo_config c;
+  const cli_result dry = c.setup({"--dry-run"});
+  CHECK(dry.status == 0);
+  CHECK_FALSE(fs::exists(c.kilo));
+
+  const cli_result r = c.setup();
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(has(r.out, "setup kilo: wrote handoff's entries to " + (c.kilo / "kilo.json").string()));
+  CHECK(c.config("kilo.json")["plugin"] == json::array({c.plugin.string()}));
+  CHECK(c.config("kilo.json")["permission"] == json{{"external_directory", {{c.store.string() + "/*", "allow"}}}});
+  CHECK(read_text(c.plugin).starts_with("// handoff's opencode plugin"));
+  CHECK_FALSE(fs::exists(c.xdg / "opencode"));
+
+  const std::string installed = read_text(c.kilo / "kilo.json");
+  CHECK(has(c.setup().out, "nothing to change"));
+  CHECK(read_text(c.kilo / "kilo.json") == installed);
+
+  REQUIRE(c.setup({"--remove"}).status == 0);
+  CHECK(c.config("kilo.json") == json::object());
+  CHECK_FALSE(fs::exists(c.plugin));
+}
+
+TEST_CASE("setup kilo: the first config Kilo reads that exists gets the entries (kilo.jsonc, kilo.json, opencode.jsonc, opencode.json), and the others lose any of handoff's") {
+  kilo_config c;
+  // An opencode.json copied from opencode's own setup, with a stale entry of handoff's.
+  write_text(c.kilo / "opencode.json", "{\"plugin\": [\"/old/handoff/opencode-plugin.js\", \"other\"], \"theme\": \"t\"}\n");
+  REQUIRE(c.setup().status == 0);
+  // The one that exists; handoff's stale entry replaced where it stood.
+  CHECK(c.config("opencode.json")["plugin"] == json::array({c.plugin.string(), "other"}));
+  CHECK(c.config("opencode.json")["theme"] == "t");
+  CHECK_FALSE(fs::exists(c.kilo / "kilo.json"));
+
+  // The user makes a kilo.jsonc (no comments): it comes first; opencode.json keeps only its own.
+  write_text(c.kilo / "kilo.jsonc", "{\"model\": \"m\"}\n");
+  const cli_result moved = c.setup();
+  REQUIRE_MESSAGE(moved.status == 0, moved.err);
+  CHECK(c.config("kilo.jsonc")["plugin"] == json::array({c.plugin.string()}));
+  CHECK(c.config("kilo.jsonc")["model"] == "m");
+  CHECK(c.config("opencode.json") == json{{"plugin", {"other"}}, {"theme", "t"}});
+
+  // A config with comments elsewhere holds none of handoff's: left as it is.
+  const std::string commented = "{\n  // mine\n  \"model\": \"x\"\n}\n";
+  write_text(c.kilo / "opencode.jsonc", commented);
+  REQUIRE(c.setup().status == 0);
+  CHECK(read_text(c.kilo / "opencode.jsonc") == commented);
+
+  REQUIRE(c.setup({"--remove"}).status == 0);
+  CHECK(c.config("kilo.jsonc") == json{{"model", "m"}});
+  CHECK(c.config("opencode.json") == json{{"plugin", {"other"}}, {"theme", "t"}});
+  CHECK(read_text(c.kilo / "opencode.jsonc") == commented);
+  CHECK_FALSE(fs::exists(c.plugin));
+}
+
+TEST_CASE("setup kilo: the config it would edit with comments, or a symlink, is refused, nothing written") {
+  kilo_config c;
+  const std::string commented = "{\n  // mine\n  \"model\": \"x\"\n}\n";
+  write_text(c.kilo / "kilo.jsonc", commented);
+  const cli_result r = c.setup();
+  CHECK(r.status == 1);
+  CHECK_MESSAGE(has(r.err, "setup kilo: " + (c.kilo / "kilo.jsonc").string()), r.err);
+  CHECK(read_text(c.kilo / "kilo.jsonc") == commented);
+  CHECK_FALSE(fs::exists(c.plugin));
+
+  fs::remove(c.kilo / "kilo.jsonc");
+  write_text(c.dir / "real.json", "{}\n");
+  fs::create_symlink(c.dir / "real.json", c.kilo / "kilo.json");
+  const cli_result linked = c.setup();
+  CHECK(linked.status == 1);
+  CHECK(has(linked.err, "symlink"));
+  CHECK(read_text(c.dir / "real.json") == "{}\n");
+  CHECK_FALSE(fs::exists(c.kilo / "opencode.json"));
+}
+
+TEST_CASE("setup kilo --project DIR: the project's config Kilo reads, the plugin in DIR/.opencode/handoff/") {
+  kilo_config c;
+  const fs::path project = c.dir / "project";
+  write_text(project / "opencode.json", "{\"model\": \"p\"}\n");
+  REQUIRE(c.setup({"--project", project.string()}).status == 0);
+  const fs::path plugin = project / ".opencode" / "handoff" / "opencode-plugin.js";
+  CHECK(fs::exists(plugin));
+  CHECK(json::parse(read_text(project / "opencode.json"))["plugin"] == json::array({plugin.string()}));
+  CHECK_FALSE(fs::exists(project / "kilo.json"));
+  CHECK_FALSE(fs::exists(c.kilo));
+}

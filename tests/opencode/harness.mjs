@@ -1,10 +1,12 @@
 // A real opencode 1.18.33 (this folder's pinned npm install) on the scripted Chat Completions
 // model, with a real handoffd on a temporary socket and a temporary HOME / XDG dirs / TMPDIR, kept
 // off the network (no model list, no update check, its plugin npm install pointed at a dead port).
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { assistantTurns, lastToolResults, promptHas } from '../support/scripted-chat.mjs';
 import { World as BaseWorld, cliPath, handoffdPath, loadScaled, longAnswer, parseEvents, runProcess } from '../support/world.mjs';
 
 export { cliPath, handoffdPath, longAnswer, parseEvents };
@@ -14,12 +16,15 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const opencodePath = process.env.OPENCODE_BIN ?? path.join(here, 'node_modules/opencode-linux-x64/bin/opencode');
 
 // A temporary world (../support/world.mjs): HOME, XDG dirs, TMPDIR, a project directory, and
-// handoffd's socket, store and queue.
+// handoffd's socket, store and queue. `binary` runs in place of opencode (a fork: Kilo Code's CLI,
+// tests/kilo), with `env` beside opencode's own settings.
 export class World extends BaseWorld {
-  constructor() {
+  constructor({ binary = opencodePath, env = {} } = {}) {
     super('handoff-opencode-', {
       home: 'home', config: 'config', data: 'data', cache: 'cache', state: 'state', tmp: 'tmp', work: 'work',
     });
+    this.binary = binary;
+    this.binaryEnv = env;
   }
 
   // The project's opencode.json for the scripted model at `baseUrl`, merged with `extra`; opencode's
@@ -52,7 +57,7 @@ export class World extends BaseWorld {
       XDG_STATE_HOME: this.state, TMPDIR: this.tmp,
       OPENCODE_DISABLE_AUTOUPDATE: 'true', OPENCODE_DISABLE_MODELS_FETCH: 'true', OPENCODE_DISABLE_SHARE: 'true',
       npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/',
-      HANDOFF_SOCKET: this.socket, HANDOFF_AUTOSTART: '0', ...extra,
+      HANDOFF_SOCKET: this.socket, HANDOFF_AUTOSTART: '0', ...this.binaryEnv, ...extra,
     };
   }
 
@@ -66,7 +71,42 @@ export class World extends BaseWorld {
   // Resolves to { code, signal, stdout, stderr, events, requests, ms }.
   async opencode(prompt, { model, args = [], env = {}, cwd = this.work, timeoutMs = loadScaled(120_000) } = {}) {
     const from = model ? model.requests.length : 0;
-    const run = await runProcess(opencodePath, ['run', '--format', 'json', ...args, prompt], { cwd, env: this.env(env), timeoutMs });
+    const run = await runProcess(this.binary, ['run', '--format', 'json', ...args, prompt], { cwd, env: this.env(env), timeoutMs });
     return { ...run, events: parseEvents(run.stdout), requests: model ? model.requests.slice(from) : [] };
   }
 }
+
+// The parent's script: `steps` in order, each called with the tool results of the previous step
+// ([{ id, name, text }], in call order) and returning { calls } or { text }. Children answer from
+// `answers` by the marker their prompt holds. `seen` keeps every step's tool results.
+export function script(steps, answers) {
+  const seen = [];
+  const respond = (request) => {
+    for (const [marker, answer] of Object.entries(answers)) if (promptHas(request, marker)) return { text: answer };
+    if (!promptHas(request, 'PARENT')) return { text: 'Title' };  // opencode's title request
+    const turn = assistantTurns(request);
+    const results = turn > 0 ? lastToolResults(request) : [];
+    if (turn > 0) seen.push(results);
+    const step = steps[turn];
+    return step ? step(results) : { text: 'done' };
+  };
+  return { respond, seen };
+}
+
+// The footer of a bounded text: the full text's path and its read calls.
+export function footer(text) {
+  const full = /Full text: (\/\S+?\.txt)/.exec(text)?.[1];
+  const reads = [...text.matchAll(/read offset=(\d+) limit=(\d+)/g)].map((m) => ({ offset: Number(m[1]), limit: Number(m[2]) }));
+  return { full, reads };
+}
+
+// The lines a read tool output shows ("N: line"), as { first, lines }.
+export function readLines(output) {
+  const body = /<content>\n([\s\S]*?)\n\n\((?:End of file|Showing lines|Output capped)/.exec(output)?.[1];
+  assert.ok(body !== undefined, `not a read output: ${output.slice(0, 300)}`);
+  const lines = body.split('\n');
+  const first = Number(/^(\d+): /.exec(lines[0])[1]);
+  return { first, lines: lines.map((l, i) => { const p = `${first + i}: `; assert.ok(l.startsWith(p), l.slice(0, 40)); return l.slice(p.length); }) };
+}
+
+export const taskFrame = /^<task id="ses_[^"]+" state="completed">\n<task_result>\n([\s\S]*)\n<\/task_result>\n<\/task>$/;

@@ -7,30 +7,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, cliPath, handoffdPath, longAnswer } from './harness.mjs';
+import { World, cliPath, footer, handoffdPath, longAnswer, readLines, script, taskFrame } from './harness.mjs';
 import { daemonsServing, fallbackSocket } from '../support/world.mjs';
-import { assistantTurns, lastToolResults, promptHas, startModel } from '../support/scripted-chat.mjs';
+import { startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
 const task = (prompt, description = prompt.slice(0, 20)) => ({ name: 'task', arguments: { description, prompt, subagent_type: 'general' } });
-
-// The parent's script: `steps` in order, each called with the tool results of the previous step
-// ([{ id, name, text }], in call order) and returning { calls } or { text }. Children answer from
-// `answers` by the marker their prompt holds. `seen` keeps every step's tool results.
-function script(steps, answers) {
-  const seen = [];
-  const respond = (request) => {
-    for (const [marker, answer] of Object.entries(answers)) if (promptHas(request, marker)) return { text: answer };
-    if (!promptHas(request, 'PARENT')) return { text: 'Title' };  // opencode's title request
-    const turn = assistantTurns(request);
-    const results = turn > 0 ? lastToolResults(request) : [];
-    if (turn > 0) seen.push(results);
-    const step = steps[turn];
-    return step ? step(results) : { text: 'done' };
-  };
-  return { respond, seen };
-}
 
 async function opencodeWorld(respond, { setup = true, daemon = true } = {}) {
   const world = new World();
@@ -40,24 +23,6 @@ async function opencodeWorld(respond, { setup = true, daemon = true } = {}) {
   if (daemon) await world.startDaemon();
   return { world, model };
 }
-
-// The footer of a bounded text: the full text's path and its read calls.
-function footer(text) {
-  const full = /Full text: (\/\S+?\.txt)/.exec(text)?.[1];
-  const reads = [...text.matchAll(/read offset=(\d+) limit=(\d+)/g)].map((m) => ({ offset: Number(m[1]), limit: Number(m[2]) }));
-  return { full, reads };
-}
-
-// The lines a read tool output shows ("N: line"), as { first, lines }.
-function readLines(output) {
-  const body = /<content>\n([\s\S]*?)\n\n\((?:End of file|Showing lines|Output capped)/.exec(output)?.[1];
-  assert.ok(body !== undefined, `not a read output: ${output.slice(0, 300)}`);
-  const lines = body.split('\n');
-  const first = Number(/^(\d+): /.exec(lines[0])[1]);
-  return { first, lines: lines.map((l, i) => { const p = `${first + i}: `; assert.ok(l.startsWith(p), l.slice(0, 40)); return l.slice(p.length); }) };
-}
-
-const taskFrame = /^<task id="ses_[^"]+" state="completed">\n<task_result>\n([\s\S]*)\n<\/task_result>\n<\/task>$/;
 
 test('a 171,016-byte answer reaches the parent bounded, head and verdict in, and every footer read returns exactly the omitted lines', async () => {
   const answer = longAnswer(3001, 57);

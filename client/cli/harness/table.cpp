@@ -40,6 +40,10 @@ const std::vector<harness>& harnesses() {
        opencode::add_setup,
        "opencode's task results: the plugin's JSON input on stdin, the task's new output on stdout",
        opencode::add_hook},
+      {"kilo",
+       "Kilo Code's CLI (an opencode fork): opencode's plugin, in ${XDG_CONFIG_HOME:-~/.config}/kilo/ (kilo.json, or "
+       "the config there already) and handoff/opencode-plugin.js beside it",
+       opencode::add_kilo_setup, "", nullptr},
       {"cline",
        "cline: a plugin whose afterTool bounds spawn_agent results under cline's 8,000-character cut "
        "(${CLINE_DIR:-~/.cline}/plugins/handoff.js)",
