@@ -20,6 +20,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { World, cliPath, codexPath, longAnswer } from './harness.mjs';
+import { TmuxSession } from '../support/tmux.mjs';
 import { callOutputs, hasPrompt, mcpCall, startModel } from './scripted-responses.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -28,14 +29,6 @@ const bytes = (s) => Buffer.byteLength(s, 'utf8');
 // its "Wall time: ... seconds\nOutput:" header.
 const CODEX_MCP_WHOLE = 11_964;
 const HEADER = 100;
-
-const shellWord = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
-
-function tmux(socket, ...args) {
-  const r = spawnSync('tmux', ['-S', socket, ...args], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`tmux ${args[0]} failed (${r.status}): ${r.stderr}`);
-  return r.stdout;
-}
 
 // pid -> parent pid, from /proc.
 function parents() {
@@ -108,29 +101,11 @@ function alive(pid) {
   }
 }
 
-// `codex` (the TUI) under tmux in `world`.
-class CodexTui {
+// `codex` (the TUI) under tmux in `world`; the pane stays after Codex exits, to be read.
+class CodexTui extends TmuxSession {
   constructor(world, env = {}) {
+    super({ dir: world.dir, argv: ['sh', '-c', '"$0"; sleep 600', codexPath], cwd: world.work, env: world.env(env), cols: 200 });
     this.world = world;
-    this.socket = path.join(world.dir, 'tmux.sock');
-    const vars = world.env({ TERM: 'xterm-256color', ...env });
-    const exports = Object.entries(vars).map(([k, v]) => `${k}=${shellWord(v)}`).join(' ');
-    tmux(this.socket, '-f', '/dev/null', 'start-server', ';', 'set-option', '-g', 'history-limit', '100000', ';',
-      'new-session', '-d', '-x', '200', '-y', '50', '-c', world.work, `env -i ${exports} ${shellWord(codexPath)}; sleep 600`);
-  }
-
-  screen() {
-    return tmux(this.socket, 'capture-pane', '-p', '-S', '-');
-  }
-
-  async waitFor(pattern, timeoutMs = 60_000) {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const s = this.screen();
-      if (pattern.test(s)) return s;
-      if (Date.now() > until) throw new Error(`the screen never showed ${pattern}:\n${s}`);
-      await sleep(200);  // the poll interval
-    }
   }
 
   // Types `prompt` and presses Enter until Codex takes it (`taken()`): Enter before its app-server
@@ -138,26 +113,24 @@ class CodexTui {
   // 300 ms: Codex holds keys that come fast as a paste and draws them only with a later key (a
   // wait for the echo saw the empty composer for 15 s, 2026-12-05); taken() is what is awaited.
   async submit(prompt, taken, timeoutMs = 45_000) {
-    tmux(this.socket, 'send-keys', '-l', prompt);
+    this.type(prompt);
     await sleep(300);
     const until = Date.now() + timeoutMs;
     while (!taken()) {
       if (Date.now() > until) throw new Error(`Codex never took the prompt:\n${this.screen()}`);
-      tmux(this.socket, 'send-keys', 'Enter');
+      this.key('Enter');
       for (let i = 0; i < 15 && !taken(); i++) await sleep(100);  // 1.5 s for it to be taken, then Enter again
     }
   }
 
   keys(...keys) {
-    tmux(this.socket, 'send-keys', ...keys);
+    this.key(...keys);
   }
 
   // Ends the TUI, its app-server daemon (which outlives it) and everything below them, and waits
   // until they are gone.
   async close() {
-    let pane;
-    try { pane = Number(tmux(this.socket, 'list-panes', '-F', '#{pane_pid}').trim()); } catch { pane = undefined; }
-    const all = withDescendants([...(pane ? [pane] : []), ...runFrom(this.world.codexHome)]);
+    const all = withDescendants([this.pid, ...runFrom(this.world.codexHome)]);
     const sockets = socketPaths(all);
     spawnSync('tmux', ['-S', this.socket, 'kill-server']);
     for (const pid of all) try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ }

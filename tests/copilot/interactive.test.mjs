@@ -3,70 +3,23 @@
 // send-keys and read with capture-pane, on the scripted model. The screen must stay as tidy as
 // Copilot's own: the task's one line, no hook output, no error.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 
 import { World, cliPath, copilotPath, longAnswer } from './harness.mjs';
 import { assistantTurns, lastToolResults, promptHas, startModel } from '../support/scripted-chat.mjs';
-import { sleep, waitFor } from '../support/world.mjs';
+import { TmuxSession } from '../support/tmux.mjs';
+import { sleep } from '../support/world.mjs';
 
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
-const shellWord = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
-
-function tmux(socket, ...args) {
-  const r = spawnSync('tmux', ['-S', socket, ...args], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`tmux ${args[0]} failed (${r.status}): ${r.stderr}`);
-  return r.stdout;
-}
 
 // `copilot` under tmux in `world`, on `model`; `screen()` is the scrollback as the user sees it.
-class Tui {
-  constructor(world, model) {
-    this.socket = path.join(world.dir, 'tmux.sock');
-    const env = { ...world.env(model), TERM: 'xterm-256color' };
-    const exports = Object.entries(env).map(([k, v]) => `${k}=${shellWord(v)}`).join(' ');
-    tmux(this.socket, '-f', '/dev/null', 'new-session', '-d', '-x', '160', '-y', '50', '-c', world.work,
-      `exec env -i ${exports} ${shellWord(copilotPath)}`);
-    this.pid = Number(tmux(this.socket, 'display-message', '-p', '#{pane_pid}').trim());
-  }
-
-  screen() {
-    return tmux(this.socket, 'capture-pane', '-p', '-S', '-');
-  }
-
-  async waitFor(pattern, timeoutMs = 60_000) {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const s = this.screen();
-      if (pattern.test(s)) return s;
-      if (Date.now() > until) throw new Error(`the screen never showed ${pattern}:\n${s}`);
-      await sleep(200);  // the poll interval: a screen is not an event
-    }
-  }
-
-  type(text) {
-    tmux(this.socket, 'send-keys', '-l', text);
-  }
-
-  key(name) {
-    tmux(this.socket, 'send-keys', name);
-  }
-
-  // Ends the session and resolves once Copilot has exited (it writes its session state as it
-  // goes, in the world about to be removed).
-  async close() {
-    try { tmux(this.socket, 'kill-server'); } catch { /* gone */ }
-    await waitFor('copilot to exit', () => !fs.existsSync(`/proc/${this.pid}`), { timeoutMs: 20_000 })
-      .catch(() => { try { process.kill(this.pid, 'SIGKILL'); } catch { /* gone */ } });
-  }
-}
+const copilotTui = (world, model) => new TmuxSession({ dir: world.dir, argv: [copilotPath], cwd: world.work, env: world.env(model) });
 
 // One interactive session: the parent delegates CHILD-LONG, then answers `reply`. Resolves to
 // { screen, seen }: the scrollback once the reply is drawn, and the task result the model got.
 async function session(world, model, seen) {
-  const tui = new Tui(world, model);
+  const tui = copilotTui(world, model);
   try {
     await tui.waitFor(/Do you trust the files in this folder\?/);
     tui.key('Enter');  // 1. Yes (this session)

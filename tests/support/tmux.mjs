@@ -19,11 +19,11 @@ export function tmux(socket, ...args) {
 
 export class TmuxSession {
   // Runs `argv` in `cwd` with exactly `env` (nothing inherited; a value of null is left out), in
-  // a `cols` x `rows` terminal whose socket lives in `dir`. TERM is xterm-256color unless `env`
-  // says otherwise.
-  constructor({ dir, argv, cwd, env, cols = 160, rows = 50, history = 100_000 }) {
+  // a `cols` x `rows` terminal whose socket lives in `dir`. TERM is `term` whatever `env` says:
+  // the terminal is tmux's, and a headless world's env may say TERM=dumb.
+  constructor({ dir, argv, cwd, env, cols = 160, rows = 50, history = 100_000, term = 'xterm-256color' }) {
     this.socket = path.join(dir, 'tmux.sock');
-    const vars = Object.entries({ TERM: 'xterm-256color', ...env }).filter(([, v]) => v !== null && v !== undefined);
+    const vars = Object.entries({ ...env, TERM: term }).filter(([, v]) => v !== null && v !== undefined);
     const exports = vars.map(([k, v]) => `${k}=${shellWord(v)}`).join(' ');
     // The history limit is set before the session: a pane keeps the limit it was made with.
     tmux(this.socket, '-f', '/dev/null', 'start-server', ';', 'set-option', '-g', 'history-limit', String(history), ';',
