@@ -57,7 +57,10 @@ async function session(world) {
   delete env.TERM;  // the terminal's own: xterm-256color
   const tui = new TmuxSession({ dir: world.dir, argv: [process.execPath, geminiPath, '-m', 'gemini-2.5-flash'], cwd: world.project, env });
   try {
-    await tui.waitFor(/Type your message/, loadScaled(120_000));
+    // The input box is drawn before Gemini's config is ready (a prompt typed then is queued,
+    // with a line saying so); its banner only once it is.
+    await tui.waitFor(/Gemini CLI v0\.61\.0[^]*Type your message/, loadScaled(120_000));
+    await settled(tui, 1_000);
     tui.type(PROMPT);
     await tui.waitFor(new RegExp(`> +${PROMPT}`), loadScaled(30_000));
     await sleep(300);  // the input box takes the text before Enter
@@ -82,8 +85,13 @@ function normalize(screen, world) {
 }
 
 // The lines of a screen that say something: not blank, not the input box's rules, and not the
-// hints Gemini shows for a while and then takes away (so a capture may or may not have them).
-const transient = [/Press Ctrl\+O to (show more|collapse) lines of the last response/, /Warning: True color \(24-bit\) support not detected/];
+// lines Gemini draws or not by timing alone: the hints it shows for a while and then takes away,
+// and its note that a prompt typed while it still starts is queued.
+const transient = [
+  /Press Ctrl\+O to (show more|collapse) lines of the last response/,
+  /Warning: True color \(24-bit\) support not detected/,
+  /^ℹ (Initializing\.\.\.|Waiting for MCP servers to initialize\.\.\.).* prompts will be queued\.$/i,
+];
 const saying = (screen) => screen.split('\n').map((l) => l.trim()).filter((l) => l && !/^─+$/.test(l) && !transient.some((t) => t.test(l)));
 
 // Lines of `a` not in `b`, counted as multisets.
