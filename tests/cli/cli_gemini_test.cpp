@@ -499,11 +499,11 @@ std::string hook_command() { return "'" + fs::canonical(HANDOFF_CLI_PATH).string
 
 ordered_json before_group(const std::string& command = hook_command()) {
   return {{"matcher", "invoke_agent"},
-          {"hooks", ordered_json::array({{{"type", "command"}, {"command", command}, {"timeout", 10000}}})}};
+          {"hooks", ordered_json::array({{{"type", "command"}, {"name", "handoff"}, {"command", command}, {"timeout", 10000}}})}};
 }
 ordered_json after_group(const std::string& command = hook_command()) {
   return {{"matcher", "invoke_agent"},
-          {"hooks", ordered_json::array({{{"type", "command"}, {"command", command}, {"timeout", 1800000}}})}};
+          {"hooks", ordered_json::array({{{"type", "command"}, {"name", "handoff"}, {"command", command}, {"timeout", 1800000}}})}};
 }
 
 // A user's settings as Gemini CLI and a hand would leave them: its own hooks, other members.

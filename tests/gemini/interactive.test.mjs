@@ -39,9 +39,10 @@ async function settled(tui, quietMs = 2_000, timeoutMs = loadScaled(60_000)) {
 
 // One interactive session in `world` (set up or not by the caller): the user types PROMPT; the
 // parent delegates one report to `reporter`, whose answer is `answer`, then replies DONE.
-// Resolves to { screen, expanded, got }: the whole scrollback once the reply is drawn and the
-// screen is still, the same after the user presses Ctrl+O (Gemini's "show more"), and the
-// invoke_agent result the parent model got.
+// Resolves to { screen, expanded, got, hookStatus }: the whole scrollback once the reply is drawn
+// and the screen is still, the same after the user presses Ctrl+O (Gemini's "show more"), the
+// invoke_agent result the parent model got, and every status line naming a running hook seen on
+// the way (Gemini draws one while a hook runs, then takes it away).
 async function session(world) {
   let got;
   const api = await startScriptedGemini((req) => {
@@ -65,14 +66,21 @@ async function session(world) {
     await tui.waitFor(new RegExp(`> +${PROMPT}`), loadScaled(30_000));
     await sleep(300);  // the input box takes the text before Enter
     tui.key('Enter');
-    await tui.waitFor(new RegExp(`✦ ${DONE}`), loadScaled(180_000));
+    const hookStatus = new Set();
+    await tui.waitFor({
+      test: (s) => {
+        for (const line of s.split('\n')) if (/Executing Hooks?:/.test(line)) hookStatus.add(line.trim());
+        return new RegExp(`✦ ${DONE}`).test(s);
+      },
+      toString: () => `✦ ${DONE}`,
+    }, loadScaled(180_000));
     const screen = await settled(tui);
     // Ctrl+O toggles Gemini's expanded view; its hint says when the redraw is done (for the
     // whole report, seconds after the key on this machine).
     tui.key('C-o');
     await tui.waitFor(/Press Ctrl\+O to collapse lines of the last response/, loadScaled(90_000));
     const expanded = await settled(tui);
-    return { screen: normalize(screen, world), expanded: normalize(expanded, world), got };
+    return { screen: normalize(screen, world), expanded: normalize(expanded, world), got, hookStatus: [...hookStatus] };
   } finally {
     await tui.close();
     await api.close();
@@ -188,6 +196,11 @@ test('with handoff: the model gets the 171,016-byte report bounded (head, verdic
     assert.ok(countReport(run.expanded) <= countReport(base.expanded), run.expanded);
     assert.equal(countReport(run.expanded), 0, `Ctrl+O draws no report text with handoff:\n${run.expanded}`);
     assertLikeBaseline('with handoff', run.screen, base.screen);
+    // While its hooks run, Gemini's status line names them by the name setup gives them, not by
+    // the command line (a poll every 200 ms sees it when a hook takes that long).
+    for (const line of run.hookStatus) assert.match(line, /Executing Hooks?: handoff\b/, line);
+    assert.ok(run.hookStatus.every((line) => !line.includes('hook gemini')), run.hookStatus.join('\n'));
+    console.log(`with handoff: hook status lines seen: ${JSON.stringify(run.hookStatus)}`);
     console.log(`with handoff: the model got ${bytes(text)} bytes (without: ${bytes(base.got)}); report lines on the screen ${countReport(run.screen)}, after Ctrl+O ${countReport(run.expanded)} (without: ${countReport(base.screen)}, ${countReport(base.expanded)})`);
   } finally {
     await world.close();

@@ -21,7 +21,7 @@ bool is_gemini_handoff_hook(const ordered_json& hook) {
 
 ordered_json gemini_group(const std::string& command, int timeout_ms) {
   return {{"matcher", "invoke_agent"},
-          {"hooks", ordered_json::array({{{"type", "command"}, {"command", command}, {"timeout", timeout_ms}}})}};
+          {"hooks", ordered_json::array({{{"type", "command"}, {"name", gemini_hook_name}, {"command", command}, {"timeout", timeout_ms}}})}};
 }
 
 // The index among the groups that stay of the first group holding a hook of handoff's; npos
