@@ -74,6 +74,9 @@ async function session(world) {
       },
       toString: () => `✦ ${DONE}`,
     }, loadScaled(180_000));
+    // Gemini keeps a hook's status line at least 3 s after the hook started
+    // (WARNING_PROMPT_DURATION_MS), static once it ended: the screen is read once it is gone.
+    await tui.waitFor({ test: (s) => !/Executing Hooks?:/.test(s), toString: () => 'no hook status line' }, loadScaled(30_000));
     const screen = await settled(tui);
     // Ctrl+O toggles Gemini's expanded view; its hint says when the redraw is done (for the
     // whole report, seconds after the key on this machine).
