@@ -2,13 +2,13 @@
 // of its users run it: under tmux (./tui.mjs), a prompt typed in, on the scripted Chat Completions
 // model. What the parent model receives for a task is what the scripted model records in its next
 // request; what the user sees is the screen once the turn has ended, compared with the same
-// session's screen without handoff.
+// session's screen without handoff. Last, the parent follows the footer's reads there.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { test } from 'node:test';
 
-import { World, cliPath, footer, longAnswer, script, taskFrame } from './harness.mjs';
+import { World, cliPath, footer, longAnswer, readLines, script, taskFrame } from './harness.mjs';
 import { DONE, linesMissing, noiseIn, reportLines, screenLines, tuiTurn } from './tui.mjs';
 import { startModel } from '../support/scripted-chat.mjs';
 
@@ -16,16 +16,21 @@ const KiB = 1024;
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
 const answer = longAnswer(3001, 57);
 // The parent delegates the audit, then ends the turn with DONE.
-const theAudit = () => script([
+// With `follow`, it first makes the footer's read calls, with opencode's own read.
+const theAudit = ({ follow = false } = {}) => script([
   () => ({ calls: [{ name: 'task', arguments: { description: 'audit the parser', prompt: 'CHILD-LONG audit the parser', subagent_type: 'general' } }] }),
+  ...(follow ? [([bounded]) => {
+    const { full, reads } = footer(bounded.text);
+    return { calls: reads.map((r) => ({ name: 'read', arguments: { filePath: full, offset: r.offset, limit: r.limit } })) };
+  }] : []),
   () => ({ text: DONE }),
 ], { 'CHILD-LONG': answer });
 
 // One TUI turn in a new world: `handoff setup opencode --project` when `setup`, handoffd when
 // `daemon`. Resolves to { screen, lines, result }: the screen, its lines for comparing, and the
 // task result the parent's next request held.
-async function session({ setup, daemon }) {
-  const { respond, seen } = theAudit();
+async function session({ setup, daemon, follow = false }) {
+  const { respond, seen } = theAudit({ follow });
   const world = new World();
   const model = await startModel(respond);
   try {
@@ -33,10 +38,10 @@ async function session({ setup, daemon }) {
     if (setup) execFileSync(cliPath, ['setup', 'opencode', '--project', world.work, '--artifact-dir', world.artifactDir], { env: world.env(), encoding: 'utf8', timeout: 30_000 });
     if (daemon) await world.startDaemon();
     const screen = await tuiTurn(world);
-    assert.equal(seen.length, 1, 'the parent saw the task\'s result once');
+    assert.equal(seen.length, follow ? 2 : 1, 'the parent saw the task\'s result once');
     const [result] = seen[0];
     assert.equal(result.name, 'task');
-    return { screen, lines: screenLines(screen, world), result: result.text, noise: noiseIn(screen, world), artifacts: world.artifacts().map((f) => fs.readFileSync(f, 'utf8')) };
+    return { screen, lines: screenLines(screen, world), result: result.text, pages: seen[1], readPaths: screen.split(`→ Read ${world.artifactDir}/`).length - 1, noise: noiseIn(screen, world), artifacts: world.artifacts().map((f) => fs.readFileSync(f, 'utf8')) };
   } finally {
     await model.close();
     await world.close();
@@ -111,4 +116,27 @@ test('handoffd unavailable: the model gets head, verdict and the one [handoff: .
   assert.ok(reportLines(s.screen).length <= reportLines(without.screen).length, reportLines(s.screen).join('\n'));
   compareScreens('opencode TUI, handoffd down', s, without);
   console.log(`opencode TUI without handoffd: the model got ${bytes(s.result)} bytes, ending "${notes[0].slice(0, 90)}..."`);
+});
+
+test('the footer\'s read calls, made in the TUI with opencode\'s default permissions, run without a prompt and return exactly the omitted lines', async () => {
+  const s = await session({ setup: true, daemon: true, follow: true });
+  const { reads } = footer(s.result);
+  assert.equal(s.pages.length, reads.length);
+  const got = s.pages.flatMap((p, i) => {
+    assert.equal(p.name, 'read');
+    const { first, lines } = readLines(p.text);
+    assert.equal(first, reads[i].offset);
+    return lines;
+  });
+  const omitted = /omitted lines (\d+)-(\d+)/.exec(s.result);
+  assert.deepEqual(got, answer.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])));
+  assertTidy(s);
+  assert.deepEqual(reportLines(s.screen), [], 'read draws its call, not the lines it read');
+  // Each read is one call line, "→ Read PATH [offset=N, limit=M]" (the path wrapped at the
+  // column's width), the store's file; no permission prompt was drawn or needed.
+  assert.equal(s.screen.split('→ Read ').length - 1, reads.length, s.screen);
+  assert.equal(s.readPaths, reads.length, s.screen);
+  assert.deepEqual([...s.screen.matchAll(/\[offset=(\d+), limit=(\d+)\]/g)].map((m) => ({ offset: Number(m[1]), limit: Number(m[2]) })), reads);
+  assert.doesNotMatch(s.screen, /[Pp]ermission|Allow|[Rr]eject/);
+  console.log(`opencode TUI, the footer followed: the screen:\n${s.screen.split('\n').filter((l) => l.trim()).join('\n')}`);
 });
