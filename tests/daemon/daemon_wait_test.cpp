@@ -323,7 +323,7 @@ TEST_CASE("withReady: the batch also takes the parent's other completed children
   CHECK(bad["error"]["message"].get<std::string>().find("withReady") != std::string::npos);
 }
 
-TEST_CASE("reader copilot holds each section under Copilot CLI's 20,480-byte cut, its frame counted, whatever the wait caps; the batch keeps its budget; view pages") {
+TEST_CASE("reader copilot holds each section under Copilot CLI's 20,480-byte cut, its frame counted, whatever the wait caps - the batch keeps its budget, view pages") {
   // Caps a user raised past Copilot's cut: the reader's result_bytes, not the caps, bounds each.
   daemon_process d({"--wait-result-bytes", "65536", "--wait-batch-bytes", "200000"});
   raw_client c(d.socket());
