@@ -62,10 +62,8 @@ std::size_t slot_name_length(std::string_view text, std::size_t at) {
 }  // namespace
 
 std::string run_hook_js(std::string_view hook_name) {
-  const nlohmann::json args = nlohmann::json::array({"hook", std::string(hook_name)});
-  return fill_slots(run_hook_template,
-                    {{"WHAT", js_string("handoff hook " + std::string(hook_name))},
-                     {"ARGS", args.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)}});
+  return fill_slots(run_hook_template, {{"WHAT", js_string("handoff hook " + std::string(hook_name))},
+                                        {"ARGS", "[\"hook\", " + js_string(hook_name) + "]"}});
 }
 
 std::string js_string(std::string_view value) {
