@@ -1,12 +1,13 @@
 #include "cli/harness/cline/plugin.hpp"
 
-#include <nlohmann/json.hpp>
+#include "cli/harness/core/plugin_js.hpp"
 
 namespace handoff::cli::cline {
 namespace {
 
-// @HANDOFF@ is replaced by the executable's path as a JSON (and so JavaScript) string, @KILL_MS@
-// by cline_hook_kill_ms.
+// Filled by hook_core::fill_slots (cli/harness/core/plugin_js.hpp): @HANDOFF@ with the executable's
+// path as a JavaScript string, @KILL_MS@ with cline_hook_kill_ms, @RUN_HOOK@ with the core's
+// runHook(input, ms) for `handoff hook cline`, every call of which passes KILL_MS.
 constexpr std::string_view plugin_template = R"JS(// handoff's cline plugin, written by `handoff setup cline` (`--remove` takes it out again).
 // When a spawn_agent call (a subagent) finishes, it runs `handoff hook cline`, which bounds a long
 // answer under cline's 8,000-character cut (its head, its tail, and read_files calls for the rest
@@ -21,36 +22,7 @@ const KILL_MS = @KILL_MS@; // cline ends its whole run when a hook takes over 3,
 const CUT = Number(process.env.CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS) > 0
   ? Number(process.env.CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS) : 8000;
 
-function runHook(input) {
-  return new Promise((resolve) => {
-    const out = [];
-    let done = false;
-    let timer;
-    const finish = (r) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      resolve(r);
-    };
-    let child;
-    try {
-      child = spawn(HANDOFF, ["hook", "cline"], { stdio: ["pipe", "pipe", "ignore"] });
-    } catch (e) {
-      return resolve({ error: String(e?.message ?? e) });
-    }
-    timer = setTimeout(() => {
-      try { child.kill("SIGKILL"); } catch {}
-      finish({ error: `handoff hook cline gave no answer in ${KILL_MS} ms` });
-    }, KILL_MS);
-    child.stdout.on("data", (d) => out.push(d));
-    child.on("error", (e) => finish({ error: String(e?.message ?? e) }));
-    child.on("close", (code) =>
-      finish(code === 0 ? { out: Buffer.concat(out).toString("utf8") } : { error: `handoff hook cline exited ${code}` }));
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(input));
-  });
-}
-
+@RUN_HOOK@
 const running = new Map(); // parent agent id -> the ids of its spawn_agent calls running
 
 // The parent's context use: its latest answered assistant message's tokens.
@@ -85,7 +57,7 @@ export default {
       try {
         const text = p.result?.output?.text;
         if (p.result?.isError || typeof text !== "string") {
-          await runHook({ event: "failed", agentId: agent, callId: call });
+          await runHook({ event: "failed", agentId: agent, callId: call }, KILL_MS);
           return;
         }
         const siblings = [...(running.get(agent) ?? [])].filter((id) => id !== call);
@@ -97,7 +69,7 @@ export default {
           text,
           siblings,
           tokens: contextTokens(p.snapshot),
-        });
+        }, KILL_MS);
         if (answer.out) return { result: { output: answer.out } };
         // An answer that fits, alone: as cline made it, unless escaping it as JSON put it over
         // cline's cut; then the answer itself, whole.
@@ -115,17 +87,12 @@ export default {
 };
 )JS";
 
-void replace_slot(std::string& text, std::string_view slot, const std::string& value) {
-  text.replace(text.find(slot), slot.size(), value);
-}
-
 }  // namespace
 
 std::string cline_plugin_source(const std::string& executable) {
-  std::string out(plugin_template);
-  replace_slot(out, "@HANDOFF@", nlohmann::json(executable).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
-  replace_slot(out, "@KILL_MS@", std::to_string(cline_hook_kill_ms.count()));
-  return out;
+  return hook_core::fill_slots(plugin_template, {{"HANDOFF", hook_core::js_string(executable)},
+                                                  {"KILL_MS", std::to_string(cline_hook_kill_ms.count())},
+                                                  {"RUN_HOOK", hook_core::run_hook_js("cline")}});
 }
 
 }  // namespace handoff::cli::cline

@@ -1,7 +1,7 @@
 // handoff's cline plugin: the JavaScript module `handoff setup cline` writes in cline's plugins
 // folder (`${CLINE_DIR:-~/.cline}/plugins/`), which cline 3.0.65 imports into a sandbox process of
 // its hub daemon for every session. It stays small and leaves the work to `handoff hook cline`
-// (hook.hpp):
+// (hook.hpp), which its runHook (the hook core's, cli/harness/core/plugin_js.hpp) runs:
 //   beforeTool   a `spawn_agent` call starts: it is one of its parent agent's running calls
 //   afterTool    a `spawn_agent` call finished: runs the hook with the parent agent and call ids,
 //                the child's answer (result.output.text), the parent's other running calls

@@ -1,11 +1,13 @@
 #include "cli/harness/opencode/plugin.hpp"
 
-#include <nlohmann/json.hpp>
+#include "cli/harness/core/plugin_js.hpp"
 
 namespace handoff::cli::opencode {
 namespace {
 
-// @HANDOFF@ is replaced by the executable's path as a JSON (and so JavaScript) string.
+// Filled by hook_core::fill_slots (cli/harness/core/plugin_js.hpp): @HANDOFF@ with the executable's
+// path as a JavaScript string, @RUN_HOOK@ with the core's runHook(input, ms) for
+// `handoff hook opencode`.
 constexpr std::string_view plugin_template = R"JS(// handoff's opencode plugin, written by `handoff setup opencode` (`--remove` takes it out again).
 // When a task call (a subagent) finishes, it runs `handoff hook opencode`, which bounds a long
 // answer (its head, its tail, and `read` calls for the rest of the full text, kept in a 0600 file),
@@ -17,39 +19,7 @@ const HANDOFF = @HANDOFF@;
 const LONE_MS = 12000; // a result alone: handoffd has 3 s a call (connect, complete, wait)
 const SIBLINGS_MS = 1510000; // a result waiting for its step's other tasks (the hook's 25 min, and slack)
 
-function runHook(input, ms) {
-  return new Promise((resolve) => {
-    const out = [];
-    let err = "";
-    let done = false;
-    let timer;
-    const finish = (r) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      resolve(r);
-    };
-    let child;
-    try {
-      child = spawn(HANDOFF, ["hook", "opencode"], { stdio: ["pipe", "pipe", "pipe"] });
-    } catch (e) {
-      return resolve({ error: String(e?.message ?? e) });
-    }
-    timer = setTimeout(() => {
-      try { child.kill("SIGKILL"); } catch {}
-      finish({ error: `handoff hook opencode gave no answer in ${ms} ms` });
-    }, ms);
-    child.stdout.on("data", (d) => out.push(d));
-    child.stderr.on("data", (d) => { if (err.length < 400) err += d; });
-    child.on("error", (e) => finish({ error: String(e?.message ?? e) }));
-    child.on("close", (code) =>
-      finish(code === 0 ? { out: Buffer.concat(out).toString("utf8") }
-                        : { error: `handoff hook opencode exited ${code}: ${err.trim().split("\n")[0]}` }));
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(input));
-  });
-}
-
+@RUN_HOOK@
 export const HandoffPlugin = async ({ client }) => {
   const running = new Map(); // session id -> the ids of its task calls running
   const latest = new Map(); // session id -> { tokens, providerID, modelID } of its latest assistant message
@@ -132,11 +102,8 @@ export const HandoffPlugin = async ({ client }) => {
 }  // namespace
 
 std::string opencode_plugin_source(const std::string& executable) {
-  std::string out(plugin_template);
-  const std::string quoted = nlohmann::json(executable).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
-  const std::string_view slot = "@HANDOFF@";
-  out.replace(out.find(slot), slot.size(), quoted);
-  return out;
+  return hook_core::fill_slots(plugin_template, {{"HANDOFF", hook_core::js_string(executable)},
+                                                  {"RUN_HOOK", hook_core::run_hook_js("opencode")}});
 }
 
 }  // namespace handoff::cli::opencode

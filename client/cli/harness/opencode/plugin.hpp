@@ -1,6 +1,6 @@
 // handoff's opencode plugin: the JavaScript module `handoff setup opencode` writes (and lists in
 // opencode.json's "plugin"). It stays small and leaves the work to `handoff hook opencode`
-// (hook.hpp):
+// (hook.hpp), which its runHook (the hook core's, cli/harness/core/plugin_js.hpp) runs:
 //   tool.execute.before   a `task` call starts: it is one of its session's running tasks
 //   tool.execute.after    a `task` call finished: runs the hook with the session and call ids, the
 //                         output (and opencode's saved full copy when it cut it), the session's
