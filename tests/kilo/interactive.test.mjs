@@ -6,24 +6,15 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 
 import { World, cliPath, footer, longAnswer, script, taskFrame } from '../opencode/harness.mjs';
 import { DONE, linesMissing, noiseIn, reportLines, screenLines, tuiTurn } from '../opencode/tui.mjs';
+import { kiloEnv, kiloPath } from './harness.mjs';
 import { startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
-const here = path.dirname(fileURLToPath(import.meta.url));
-const kiloPath = path.join(here, 'node_modules/@kilocode/cli-linux-x64/bin/kilo');
-// Kilo's own switches for what opencode's env turns off (as tests/kilo/kilo.test.mjs).
-const kiloEnv = {
-  KILO_DISABLE_AUTOUPDATE: 'true', KILO_DISABLE_MODELS_FETCH: 'true', KILO_DISABLE_SHARE: 'true',
-  KILO_DISABLE_SESSION_INGEST: 'true', KILO_DISABLE_PRESENCE: 'true', KILO_DISABLE_LSP_DOWNLOAD: 'true',
-  KILO_DISABLE_CODEBASE_INDEXING: 'true', KILO_TELEMETRY_LEVEL: 'off',
-};
 const answer = longAnswer(3001, 57);
 
 // One Kilo TUI turn in a new world, the parent delegating the audit then saying DONE; with

@@ -7,23 +7,15 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 
 import { World, cliPath, footer, longAnswer, readLines, script, taskFrame } from '../opencode/harness.mjs';
+import { kiloEnv, kiloPath } from './harness.mjs';
 import { startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
 const task = (prompt, description = prompt.slice(0, 20)) => ({ name: 'task', arguments: { description, prompt, subagent_type: 'general' } });
-const here = path.dirname(fileURLToPath(import.meta.url));
-const kiloPath = path.join(here, 'node_modules/@kilocode/cli-linux-x64/bin/kilo');
-// Kilo's own switches for what opencode's env turns off (no update, model list, sharing, telemetry).
-const kiloEnv = {
-  KILO_DISABLE_AUTOUPDATE: 'true', KILO_DISABLE_MODELS_FETCH: 'true', KILO_DISABLE_SHARE: 'true',
-  KILO_DISABLE_SESSION_INGEST: 'true', KILO_DISABLE_PRESENCE: 'true', KILO_DISABLE_LSP_DOWNLOAD: 'true',
-  KILO_DISABLE_CODEBASE_INDEXING: 'true', KILO_TELEMETRY_LEVEL: 'off',
-};
 
 // A Kilo world whose project config names the scripted model; `handoff setup kilo` at user level
 // unless `setup` is false; handoffd started unless `daemon` is false.
