@@ -215,8 +215,8 @@ TEST_CASE("starting turned off, or a command that only looks: no daemon is start
   for (const pid_t pid : u.daemons()) CHECK(gone(pid, 5s));
 
   const cli_result refused = u.run({"complete", "--parent", "p", "--child", "d", "-"}, "y\n", {"HANDOFF_AUTOSTART=0"});
-  CHECK(refused.status == 3);
-  CHECK(contains(refused.err, "handoffd is not running at " + u.socket.string()));
+  CHECK_MESSAGE(refused.status == 3, refused.err);
+  CHECK_MESSAGE(contains(refused.err, "handoffd is not running at " + u.socket.string()), refused.err);
   const cli_result status = u.run({"status"});
   CHECK(status.status == 3);
   CHECK(u.daemons().empty());
