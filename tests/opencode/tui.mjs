@@ -32,12 +32,12 @@ export async function tuiTurn(world, { env = {} } = {}) {
 }
 
 // The screen's lines for comparing two sessions: the world's directory as <world>, durations
-// ("522ms", "7.9s", "1m 2s") as <time>, every other run of digits as # (the session's date,
-// throughput), runs of blanks as one (the sidebar's column is padded to the left column's width),
-// blank lines dropped.
+// ("522ms", "7.9s", "1m 2s") as <time>, every other number as # (the session's date, token
+// counts, throughput: "12 t/s" and "7.5 t/s" alike, "3,000" as one), runs of blanks as one (the
+// sidebar's column is padded to the left column's width), blank lines dropped.
 export function screenLines(screen, world) {
   return screen.replaceAll(world.dir, '<world>').split('\n')
-    .map((l) => l.replace(/(?:\d+[hm] )*\d+(?:\.\d+)?(?:ms|s|m|h)\b/g, '<time>').replace(/\d+/g, '#').replace(/\s+/g, ' ').trim())
+    .map((l) => l.replace(/(?:\d+[hm] )*\d+(?:\.\d+)?(?:ms|s|m|h)\b/g, '<time>').replace(/\d+(?:[.,]\d+)*/g, '#').replace(/\s+/g, ' ').trim())
     .filter((l) => l !== '');
 }
 
