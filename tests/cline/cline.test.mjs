@@ -11,29 +11,16 @@ import { test } from 'node:test';
 
 import { World, cliPath, clinePath, longAnswer } from './harness.mjs';
 import { sleep, waitFor } from '../support/world.mjs';
-import { assistantTurns, lastToolResults, promptHas, startModel } from '../support/scripted-chat.mjs';
+import { parentScript, startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;
 const CUT = 8000;  // cline's CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS default
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
 const spawnAgent = (task) => ({ name: 'spawn_agent', arguments: { systemPrompt: 'You are a careful reviewer.', task } });
 
-// The parent's script: `steps` in order, each called with the tool results of the previous step
-// ([{ id, name, text }], in call order) and returning { calls } or { text }; `usage` is what every
-// parent answer reports. Children answer from `answers` by the marker their task holds. `seen`
-// keeps every step's tool results.
-function script(steps, answers, usage = undefined) {
-  const seen = [];
-  const respond = (request) => {
-    for (const [marker, answer] of Object.entries(answers)) if (promptHas(request, marker)) return { text: answer };
-    if (!promptHas(request, 'PARENT')) return { text: 'ok' };
-    const turn = assistantTurns(request);
-    if (turn > 0) seen.push(lastToolResults(request));
-    const step = steps[turn];
-    return { ...(step ? step(seen.at(-1) ?? []) : { text: 'done' }), usage };
-  };
-  return { respond, seen };
-}
+// The parent's script (../support/scripted-chat.mjs parentScript); `usage` is what every parent
+// answer reports.
+const script = (steps, answers, usage = undefined) => parentScript(steps, answers, { usage });
 
 async function clineWorld(respond, { setup = true, daemon = true, env = {} } = {}) {
   const world = await World.create();

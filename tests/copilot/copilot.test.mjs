@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 
 import { World, cliPath, longAnswer } from './harness.mjs';
-import { assistantTurns, lastToolResults, promptHas, startModel } from '../support/scripted-chat.mjs';
+import { parentScript, promptHas, startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;
 const copilotCut = 20 * KiB;  // Copilot replaces a tool output over 20,480 bytes with a 500-character preview
@@ -16,22 +16,9 @@ const bytes = (s) => Buffer.byteLength(s, 'utf8');
 const task = (prompt, description = prompt.slice(0, 20), extra = {}) =>
   ({ name: 'task', arguments: { description, prompt, agent_type: 'general-purpose', name: description.replace(/\W/g, '').slice(0, 12), ...extra } });
 
-// The parent's script: `steps` in order, each called with the tool results of the previous step
-// ([{ id, name, text }], in call order) and returning { calls } or { text }. Children answer from
-// `answers` by the marker their prompt holds. `seen` keeps every step's tool results.
-function script(steps, answers) {
-  const seen = [];
-  const respond = (request) => {
-    for (const [marker, answer] of Object.entries(answers)) if (promptHas(request, `${marker} `)) return { text: answer };
-    if (!promptHas(request, 'PARENT')) return { text: 'ok' };
-    const turn = assistantTurns(request);
-    const results = turn > 0 ? lastToolResults(request) : [];
-    if (turn > 0) seen.push(results);
-    const step = steps[turn];
-    return step ? step(results) : { text: 'done' };
-  };
-  return { respond, seen };
-}
+// The parent's script (../support/scripted-chat.mjs parentScript); a child's marker is followed
+// by a space in its prompt (CHILD-A is not CHILD-AB).
+const script = (steps, answers) => parentScript(steps, answers, { markerEnd: ' ' });
 
 function setup(world, args = []) {
   const store = args.includes('--remove') ? [] : ['--artifact-dir', world.artifactDir];

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { assistantTurns, lastToolResults, promptHas } from '../support/scripted-chat.mjs';
+import { parentScript } from '../support/scripted-chat.mjs';
 import { World as BaseWorld, cliPath, handoffdPath, loadScaled, longAnswer, parseEvents, runProcess } from '../support/world.mjs';
 
 export { cliPath, handoffdPath, longAnswer, parseEvents };
@@ -76,22 +76,9 @@ export class World extends BaseWorld {
   }
 }
 
-// The parent's script: `steps` in order, each called with the tool results of the previous step
-// ([{ id, name, text }], in call order) and returning { calls } or { text }. Children answer from
-// `answers` by the marker their prompt holds. `seen` keeps every step's tool results.
-export function script(steps, answers) {
-  const seen = [];
-  const respond = (request) => {
-    for (const [marker, answer] of Object.entries(answers)) if (promptHas(request, marker)) return { text: answer };
-    if (!promptHas(request, 'PARENT')) return { text: 'Title' };  // opencode's title request
-    const turn = assistantTurns(request);
-    const results = turn > 0 ? lastToolResults(request) : [];
-    if (turn > 0) seen.push(results);
-    const step = steps[turn];
-    return step ? step(results) : { text: 'done' };
-  };
-  return { respond, seen };
-}
+// The parent's script (../support/scripted-chat.mjs parentScript); opencode's own requests (its
+// session title) get "Title".
+export const script = (steps, answers) => parentScript(steps, answers, { other: 'Title' });
 
 // The footer of a bounded text: the full text's path and its read calls.
 export function footer(text) {

@@ -56,6 +56,25 @@ function chunk(model, delta, finish = null, usage = undefined) {
   return `data: ${JSON.stringify(c)}\n\n`;
 }
 
+// A parent's script for startModel, in steps: `steps[N]` answers the parent's turn N with the tool
+// results of turn N-1 ([{ id, name, text }], in call order; [] at turn 0) and returns { calls } or
+// { text }; past the last step the parent says "done". A child answers from `answers` by the
+// marker its prompt holds (followed by `markerEnd`); a request of neither (the harness's own:
+// titles...) gets `other`. `usage`, when given, goes with every parent answer. `seen` keeps every
+// turn's tool results. Returns { respond, seen }.
+export function parentScript(steps, answers, { other = 'ok', usage = undefined, markerEnd = '' } = {}) {
+  const seen = [];
+  const respond = (request) => {
+    for (const [marker, answer] of Object.entries(answers)) if (promptHas(request, marker + markerEnd)) return { text: answer };
+    if (!promptHas(request, 'PARENT')) return { text: other };
+    const turn = assistantTurns(request);
+    if (turn > 0) seen.push(lastToolResults(request));
+    const step = steps[turn];
+    return { ...(step ? step(turn > 0 ? seen.at(-1) : []) : { text: 'done' }), usage };
+  };
+  return { respond, seen };
+}
+
 // Starts the server; resolves to { baseUrl, requests, close() }. `requests` records every
 // request body, parsed.
 export async function startModel(respond) {
