@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, cliPath, footer, longAnswer, readLines, script, taskFrame } from '../opencode/harness.mjs';
+import { World, assertPagesExact, cliPath, footer, longAnswer, script, taskFrame } from '../opencode/harness.mjs';
 import { kiloEnv, kiloPath } from './harness.mjs';
 import { startModel } from '../support/scripted-chat.mjs';
 
@@ -38,22 +38,6 @@ const theAudit = (answer) => script([
     return { calls: footer(bounded.text).reads.map((r) => ({ name: 'read', arguments: { filePath: full, offset: r.offset, limit: r.limit } })) };
   },
 ], { 'CHILD-LONG': answer });
-
-// The footer's reads, run by Kilo's own read, give back exactly the omitted lines of `full`.
-function assertPagesExact(bounded, pages, full) {
-  const omitted = /omitted lines (\d+)-(\d+)/.exec(bounded);
-  assert.ok(omitted, bounded.slice(-600));
-  const { reads } = footer(bounded);
-  assert.equal(pages.length, reads.length);
-  const got = pages.flatMap((o, i) => {
-    assert.equal(o.name, 'read');
-    const { first, lines } = readLines(o.text);
-    assert.equal(first, reads[i].offset);
-    return lines;
-  });
-  assert.deepEqual(got, full.split('\n').slice(Number(omitted[1]) - 1, Number(omitted[2])));
-  return reads.length;
-}
 
 test('without handoff, Kilo cuts a 171,016-byte task answer to its head: the verdict is lost (the baseline)', async () => {
   const answer = longAnswer(3001, 57);

@@ -97,3 +97,23 @@ export function readLines(output) {
 }
 
 export const taskFrame = /^<task id="ses_[^"]+" state="completed">\n<task_result>\n([\s\S]*)\n<\/task_result>\n<\/task>$/;
+
+// The footer's reads of `bounded` as the harness's own read tool returned them (`pages`, in the
+// footer's order): each the lines it names of `full` and nothing else, together exactly the
+// omitted ones. Returns how many there were.
+export function assertPagesExact(bounded, pages, full) {
+  const omitted = /omitted lines (\d+)-(\d+)/.exec(bounded);
+  assert.ok(omitted, bounded.slice(-600));
+  const { reads } = footer(bounded);
+  assert.equal(pages.length, reads.length);
+  const all = full.split('\n');
+  const got = pages.flatMap((o, i) => {
+    assert.equal(o.name, 'read');
+    const { first, lines } = readLines(o.text);
+    assert.equal(first, reads[i].offset);
+    assert.deepEqual(lines, all.slice(reads[i].offset - 1, reads[i].offset - 1 + reads[i].limit));
+    return lines;
+  });
+  assert.deepEqual(got, all.slice(Number(omitted[1]) - 1, Number(omitted[2])));
+  return reads.length;
+}

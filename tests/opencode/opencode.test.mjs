@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { World, cliPath, footer, handoffdPath, longAnswer, readLines, script, taskFrame } from './harness.mjs';
+import { World, assertPagesExact, cliPath, footer, handoffdPath, longAnswer, script, taskFrame } from './harness.mjs';
 import { daemonsServing, fallbackSocket } from '../support/world.mjs';
 import { startModel } from '../support/scripted-chat.mjs';
 
@@ -52,20 +52,7 @@ test('a 171,016-byte answer reaches the parent bounded, head and verdict in, and
     assert.equal(fs.statSync(full).mode & 0o777, 0o600);
     // Every footer call, run by opencode's own read tool, gives back exactly its lines, and
     // together exactly the omitted ones.
-    const all = answer.split('\n');
-    const outputs = seen[1];
-    assert.equal(outputs.length, reads.length);
-    const got = [];
-    outputs.forEach((o, i) => {
-      assert.equal(o.name, 'read');
-      const { first, lines } = readLines(o.text);
-      assert.equal(first, reads[i].offset);
-      assert.deepEqual(lines, all.slice(reads[i].offset - 1, reads[i].offset - 1 + reads[i].limit));
-      got.push(...lines);
-    });
-    const omitted = /omitted lines (\d+)-(\d+)/.exec(bounded.text);
-    assert.ok(omitted, bounded.text.slice(-600));
-    assert.deepEqual(got, all.slice(Number(omitted[1]) - 1, Number(omitted[2])));
+    assertPagesExact(bounded.text, seen[1], answer);
     console.log(`opencode: a ${bytes(answer)}-byte answer reached the parent as ${bytes(bounded.text)} bytes; ${reads.length} read calls`);
   } finally {
     await model.close();
@@ -148,11 +135,7 @@ test('handoffd unavailable keeps head and verdict: cut by the hook within 16 KiB
     assert.match(note[1], /\/opencode\/tool-output\//);
     assert.deepEqual(world.artifacts(), [], 'nothing in the store: handoffd owns it');
     // Every footer call, run by opencode's own read, returns exactly the omitted lines of that file.
-    const omitted = /omitted lines (\d+)-(\d+)/.exec(r.text);
-    assert.ok(omitted, r.text.slice(-600));
-    const all = saved.split('\n');
-    const got = seen[1].flatMap((o) => { assert.equal(o.name, 'read'); return readLines(o.text).lines; });
-    assert.deepEqual(got, all.slice(Number(omitted[1]) - 1, Number(omitted[2])));
+    assertPagesExact(r.text, seen[1], saved);
     console.log(`opencode without handoffd: ${bytes(r.text)} bytes (${lines.at(-1).slice(0, 120)}...)`);
   } finally {
     await model.close();
