@@ -157,7 +157,7 @@ function saying(screen: string, dir: string): string[] {
         .replaceAll(dir, "<world>")
         .replace(/\/tmp\/pi-subagent-session-\w+/g, "<session-dir>")
         .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<run>")
-        .replace(/\b\d+ms\b/g, "<ms>")
+        .replace(/\b(?:\d+m\d+s|\d+(?:\.\d+)?m?s)\b/g, "<duration>")  // pi-subagents: 121ms, 1.2s, 1m5s
         .trim(),
     )
     .filter((line) => line !== "" && !/^─+$/.test(line));
