@@ -21,7 +21,7 @@ import { HandoffClient } from "../../src/client.js";
 import { Daemon, delay, eventually, handoffdPath, packageRoot } from "../support/daemon.js";
 import { defaultPiCli, modelsJson, node22Path, scriptedModelId, scriptedProvider } from "../support/real-pi.js";
 import { ScriptedModel, textOf, type ModelRequest, type Reply } from "../support/scripted-model.js";
-import { exactReport, processesWith } from "../support/subagent-scenario.js";
+import { answerOfBytes, exactReport, processesWith } from "../support/subagent-scenario.js";
 
 /** The tmux driver the other harnesses' terminal-UI tests use (tests/support/tmux.mjs). */
 interface TmuxSession {
@@ -43,19 +43,6 @@ const bridge = resolve(packageRoot, "dist/src/pi-subagents-bridge.js");
 const KiB = 1024;
 const COLS = 120;
 const bytesOf = (text: string): number => Buffer.byteLength(text, "utf8");
-
-/** Lines `BEGIN tag`, `tag line N: xxx...`, `END tag`, about `bytes` in all. */
-function answerOfBytes(bytes: number, tag: string): string {
-  const lines = [`BEGIN ${tag}`];
-  let size = lines[0]!.length;
-  for (let i = 2; size < bytes - 20; i += 1) {
-    const line = `${tag} line ${i}: ${"x".repeat(44)}`;
-    lines.push(line);
-    size += line.length + 1;
-  }
-  lines.push(`END ${tag}`);
-  return lines.join("\n");
-}
 
 let model: ScriptedModel;
 /** The parent's script for the session under way. */

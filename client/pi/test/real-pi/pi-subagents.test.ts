@@ -15,6 +15,7 @@ import { HandoffClient } from "../../src/client.js";
 import { Daemon, eventually, packageRoot } from "../support/daemon.js";
 import { footerReads, readPage, type ReadCall } from "../support/footer-reads.js";
 import { RealPi, type PiEvent } from "../support/real-pi.js";
+import { answerOfBytes } from "../support/subagent-scenario.js";
 import { ScriptedModel, textOf, type ModelRequest, type Reply } from "../support/scripted-model.js";
 
 const peers = resolve(packageRoot, "test/peers/node_modules");
@@ -28,19 +29,6 @@ const KiB = 1024;
  * answer is bounded to 16 KiB, the tool result to that plus these few bytes (about 12 here).
  */
 const PI_SUBAGENTS_OWN_BYTES = 256;
-
-/** Numbered lines up to `bytes`, first line `BEGIN tag`, last line `END tag`. */
-function answerOfBytes(bytes: number, tag: string): string {
-  const lines = [`BEGIN ${tag}`];
-  let size = lines[0]!.length;
-  for (let i = 2; size < bytes - 20; i += 1) {
-    const line = `${tag} line ${i}: ${"x".repeat(44)}`;
-    lines.push(line);
-    size += line.length + 1;
-  }
-  lines.push(`END ${tag}`);
-  return lines.join("\n");
-}
 
 const bytesOf = (text: string): number => Buffer.byteLength(text, "utf8");
 

@@ -128,6 +128,19 @@ export function exactReport(bytes: number, lines: number, tag: string): string {
   return text;
 }
 
+/** Numbered lines up to `bytes`, first line `BEGIN tag`, last line `END tag`. */
+export function answerOfBytes(bytes: number, tag: string): string {
+  const lines = [`BEGIN ${tag}`];
+  let size = lines[0]!.length;
+  for (let i = 2; size < bytes - 20; i += 1) {
+    const line = `${tag} line ${i}: ${"x".repeat(44)}`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  lines.push(`END ${tag}`);
+  return lines.join("\n");
+}
+
 /** Pi's message_end events of delivered batches (role custom, customType handoff). */
 export function deliveredBatches(pi: RealPi): { text: string; details: Record<string, unknown>; index: number }[] {
   return pi.events.flatMap((event, index) => {
