@@ -361,3 +361,50 @@ test("handoff's own subagent tools, in a shell with no XDG_RUNTIME_DIR: handoffd
     rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   }
 });
+
+test("handoff's own subagent_wait: the parent waits for two 171 KB children; the tool's result is drawn one line per child, the bounded text only once expanded", { timeout: 300_000 }, async () => {
+  const daemon = await Daemon.start();
+  const dir = mkdtempSync(join(tmpdir(), "handoff-pi-tui-wait-"));
+  const tags = ["charlie", "delta"];
+  for (const tag of tags) answers.set(`CHILD ${tag}`, exactReport(171_016, 3001, tag));
+  let waited: string | undefined;
+  parentReply = (request) => {
+    const last = request.last;
+    if (last?.role === "user") return { toolCalls: tags.map((t) => ({ name: "subagent_spawn", arguments: { task: `CHILD ${t}`, title: t } })) };
+    const calls = request.body.messages.filter((m) => m.role === "assistant").length;
+    if (calls === 1) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
+    waited = textOf(last);
+    return { text: "Both reports read." };
+  };
+  const tui = await startPi(dir, [packageRoot], { HANDOFF_SOCKET: daemon.socketPath, HANDOFF_SUBAGENT_ARGS: "-ne" });
+  try {
+    const { screen, expanded } = await converse(tui, "PARENT wait for two", "Both reports read.");
+    assert.ok(waited !== undefined, "the model got subagent_wait's result");
+    assert.ok(bytesOf(waited) <= 48 * KiB, `${bytesOf(waited)} bytes`);
+    for (const tag of tags) assert.ok(waited.includes(`BEGIN ${tag}\n`) && waited.includes(`\nEND ${tag}`), `head and tail of ${tag}`);
+    const lines = saying(screen, dir);
+    const from = lines.indexOf("PARENT wait for two");
+    assert.ok(from >= 0, screen);
+    console.log(`subagent_wait, the conversation drawn:\n  ${lines.slice(from).join("\n  ")}`);
+    const conversation = lines.slice(from, lines.indexOf("Both reports read.", from) + 1).join("").replace(/\s+/g, "")
+      .replace(/sa-[0-9a-f]{6}/g, "<id>")
+      .replace(new RegExp(`${daemon.artifactDir}/[0-9a-f]{64}\\.txt`.replace(/\s+/g, ""), "g"), "<artifact>");
+    const spawn = (t: string): string =>
+      `subagent_spawn task="CHILD ${t}" title="${t}" Started subagent <id> "${t}". Its result is delivered to you when you are idle; call subagent_wait to wait for it now.`;
+    const child = (t: string): string => `✓ <id> "${t}" done · 167.0 KB, 3001 lines · cut, full text in <artifact>`;
+    const expected = (first: string, second: string): string =>
+      [`PARENT wait for two`, spawn("charlie"), spawn("delta"), "subagent_wait", "subagent_wait: 2 results",
+        child(first), child(second), "(expand to read the text)", "Both reports read."].join("").replace(/\s+/g, "");
+    assert.ok([expected("charlie", "delta"), expected("delta", "charlie")].includes(conversation), `the conversation drawn:\n${lines.slice(from).join("\n")}`);
+    assert.doesNotMatch(screen, /(charlie|delta) line \d+:|BEGIN (charlie|delta)/, "no report text before it is expanded");
+    assertTidy(screen);
+    const shown = saying(expanded, dir);
+    const reply = shown.lastIndexOf("Both reports read.");
+    const tail = shown.slice(1, reply).join("").replace(/\s+/g, "");
+    assert.ok(tail.length > 1_000 && waited.replace(/\s+/g, "").endsWith(tail), `the expanded view is the end of what the model got:\n${expanded}`);
+  } finally {
+    await tui.close();
+    await daemon.dispose();
+    rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  }
+});
