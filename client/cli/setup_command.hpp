@@ -1,6 +1,7 @@
-// `handoff setup NAME [--project DIR] [--remove] [--dry-run] ...`: installs handoff into a
-// harness's settings, or takes it out again; one subcommand per harness of the table
-// (cli/harness/harness.hpp), each saying in its own folder exactly what it writes.
+// `handoff setup NAME [--project DIR] [--remove] [--dry-run] [--check] ...`: installs handoff into
+// a harness's settings, takes it out again, or says whether it is in place (--check); one
+// subcommand per harness of the table (cli/harness/harness.hpp), each saying in its own folder
+// exactly what it writes.
 #pragma once
 
 #include <CLI/CLI.hpp>

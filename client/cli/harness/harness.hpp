@@ -16,18 +16,23 @@
 #include <vector>
 
 #include "cli/daemon_command.hpp"
+#include "cli/harness/setup_report.hpp"
 
 namespace handoff::cli {
 
 // What runs a subcommand once parsing chose it: an exit status.
 using run_fn = std::function<int()>;
+// What runs `handoff setup NAME` once its options are parsed: an exit status; what it found or
+// why it failed also go to `report`.
+using setup_fn = std::function<int(setup_report& report)>;
 
 struct harness {
   std::string_view name;        // "claude-code": the subcommand of `handoff setup` and `handoff hook`
+  std::string_view program;     // "claude": the harness's command, which `handoff doctor` looks for on the PATH
   std::string_view setup_help;  // one line for `handoff setup --help`
-  // Registers `handoff setup NAME`'s options on `app` (--remove and --dry-run included); returns
-  // what runs it.
-  run_fn (*add_setup)(CLI::App& app);
+  // Registers `handoff setup NAME`'s options on `app` (--remove, --dry-run and --check included);
+  // returns what runs it.
+  setup_fn (*add_setup)(CLI::App& app);
   // `handoff hook NAME`: its help line and its registration, or null when the harness has no
   // hook.
   std::string_view hook_help;
@@ -45,27 +50,25 @@ std::vector<command> add_server_commands(CLI::App& app, const std::shared_ptr<co
 
 // What every `handoff setup NAME` shares (setup_steps.cpp).
 //
-// --remove and --dry-run, which every setup takes: each harness's options derive from this.
+// --remove, --dry-run and --check, which every setup takes: each harness's options derive from
+// this. --check excludes the other two: it says whether `handoff setup NAME` would change anything.
 struct setup_flags {
-  bool remove = false;   // take handoff's entries out again (and nothing else)
-  bool dry_run = false;  // print the settings file as it would be; change nothing
+  bool remove = false;                  // take handoff's entries out again (and nothing else)
+  setup_mode mode = setup_mode::write;  // --dry-run: print; --check: check
 };
 void add_setup_flags(CLI::App& app, setup_flags& flags);
 
 // A harness's add_setup, once its own options are on `app`: adds the flags to `options` and
 // returns what calls `run` with them.
 template <class Options>
-run_fn setup_runner(CLI::App& app, std::shared_ptr<Options> options, int (*run)(const Options&)) {
+setup_fn setup_runner(CLI::App& app, std::shared_ptr<Options> options, int (*run)(const Options&, setup_report&)) {
   add_setup_flags(app, *options);
-  return [options, run] { return run(*options); };
+  return [options, run](setup_report& report) { return run(*options, report); };
 }
 
-// "setup NAME: WHY" on stderr; returns `status`.
-int setup_failed(std::string_view name, std::string_view why, int status);
-
-// Runs a setup's edits: exit_ok, or what they throw (a std::exception) reported as
-// setup_failed(name, what, exit_failure).
-int run_setup(std::string_view name, const std::function<void()>& edits);
+// Runs a setup's edits: exit_ok (a check: exit_setup_needed when a file would change), or what
+// they throw (a std::exception) reported as report.failed(name, what, exit_failure).
+int run_setup(std::string_view name, setup_report& report, const std::function<void()>& edits);
 
 // DIR/`under` for --project DIR (made absolute), else $HOME/`under`; empty when HOME is unset or
 // empty.

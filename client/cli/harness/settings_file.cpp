@@ -68,12 +68,17 @@ void edit_settings_text(const settings_edit& edit,
   const char* path = edit.path.c_str();
   const std::optional<std::string> before = read_settings(edit.path);
   const std::optional<std::string> after = change(before);
+  if (edit.mode == setup_mode::check) {
+    if (edit.report == nullptr) throw std::logic_error("setup " + target + ": a check without a report");
+    edit.report->found(edit.target, {edit.path, edit.remove, after.has_value()});
+    return;
+  }
   if (!after) {
     std::printf("setup %s: %s %s; nothing to change\n", target.c_str(), path,
                 !before ? "does not exist" : edit.remove ? "has no entry of handoff's" : "already has handoff's entries");
     return;
   }
-  if (edit.dry_run) {
+  if (edit.mode == setup_mode::print) {
     std::printf("setup %s: would write %s:\n%s", target.c_str(), path, after->c_str());
     return;
   }

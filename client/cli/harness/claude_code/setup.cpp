@@ -36,14 +36,14 @@ void check_claude_code_shape(const ordered_json& settings, const fs::path& path)
   }
 }
 
-int run_claude_code_setup(const claude_code_options& options) {
+int run_claude_code_setup(const claude_code_options& options, setup_report& report) {
   const fs::path path = project_or_home(options.project, fs::path(".claude") / "settings.json");
   if (path.empty())
-    return setup_failed("claude-code", "HOME is not set; pass --project DIR for a project's settings", exit_usage);
+    return report.failed("claude-code", "HOME is not set; pass --project DIR for a project's settings", exit_usage);
   const std::optional<store_dirs> stores = stores_to_allow(options.artifact_dir);
-  if (!stores) return setup_failed("claude-code", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
-  return run_setup("claude-code", [&] {
-    edit_settings({"claude-code", path, options.remove, options.dry_run},
+  if (!stores) return report.failed("claude-code", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
+  return run_setup("claude-code", report, [&] {
+    edit_settings({"claude-code", path, options.remove, options.mode, &report},
                   [&](const ordered_json& s) { check_claude_code_shape(s, path); },
                   [&](ordered_json settings) {
                     if (options.remove) return without_handoff(std::move(settings), stores->own);
@@ -60,7 +60,7 @@ int run_claude_code_setup(const claude_code_options& options) {
 
 }  // namespace
 
-run_fn add_setup(CLI::App& app) {
+setup_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<claude_code_options>();
   app.add_option("--project", options->project, "Edit DIR/.claude/settings.json instead of the user's settings");
   app.add_option("--artifact-dir", options->artifact_dir,

@@ -7,7 +7,7 @@
 
 namespace handoff::cli::cline {
 
-run_fn add_setup(CLI::App& app);
+setup_fn add_setup(CLI::App& app);
 run_fn add_hook(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
 
 }  // namespace handoff::cli::cline

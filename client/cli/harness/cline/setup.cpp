@@ -39,10 +39,10 @@ bool is_handoff_plugin_file(const fs::path& path) {
 
 // Writes the plugin, or replaces an earlier one of handoff's; a file of someone else's there is
 // refused (edit_settings_text refuses a symlink or anything but a regular file).
-void write_plugin(const fs::path& plugin, bool dry_run) {
+void write_plugin(const fs::path& plugin, setup_mode mode, setup_report& report) {
   const fs::path self = rpc::own_executable();
   const std::string source = cline_plugin_source(self.empty() ? std::string("handoff") : self.string());
-  edit_settings_text({"cline", plugin, false, dry_run},
+  edit_settings_text({"cline", plugin, false, mode, &report},
                      [&](const std::optional<std::string>& before) -> std::optional<std::string> {
                        if (before && !before->starts_with(cline_plugin_marker))
                          throw std::runtime_error(plugin.string() + " exists and is not handoff's plugin");
@@ -51,7 +51,7 @@ void write_plugin(const fs::path& plugin, bool dry_run) {
                      });
 }
 
-void remove_plugin(const fs::path& plugin, bool dry_run) {
+void remove_plugin(const fs::path& plugin, setup_mode mode) {
   struct stat st {};
   if (::lstat(plugin.c_str(), &st) != 0) {
     std::printf("setup cline: %s is not there; nothing to remove\n", plugin.c_str());
@@ -60,7 +60,7 @@ void remove_plugin(const fs::path& plugin, bool dry_run) {
   if (!S_ISREG(st.st_mode))
     throw std::runtime_error(plugin.string() + " is not a regular file; handoff removes only its own plugin");
   if (!is_handoff_plugin_file(plugin)) throw std::runtime_error(plugin.string() + " is not handoff's plugin; left as it is");
-  if (dry_run) {
+  if (mode != setup_mode::write) {  // --check does not go with --remove: only --dry-run
     std::printf("setup cline: would remove %s\n", plugin.c_str());
     return;
   }
@@ -69,7 +69,7 @@ void remove_plugin(const fs::path& plugin, bool dry_run) {
   std::printf("setup cline: removed %s\n", plugin.c_str());
 }
 
-int run_cline_setup(const cline_options& options) {
+int run_cline_setup(const cline_options& options, setup_report& report) {
   fs::path dir;
   if (!options.cline_dir.empty()) {
     dir = fs::absolute(options.cline_dir).lexically_normal();
@@ -78,21 +78,21 @@ int run_cline_setup(const cline_options& options) {
   } else {
     const char* home = std::getenv("HOME");
     if (home == nullptr || *home == '\0')
-      return setup_failed("cline", "HOME is not set; pass --cline-dir DIR", exit_usage);
+      return report.failed("cline", "HOME is not set; pass --cline-dir DIR", exit_usage);
     dir = fs::path(home) / ".cline";
   }
   const fs::path plugin = dir / plugin_file;
-  return run_setup("cline", [&] {
+  return run_setup("cline", report, [&] {
     if (options.remove)
-      remove_plugin(plugin, options.dry_run);
+      remove_plugin(plugin, options.mode);
     else
-      write_plugin(plugin, options.dry_run);
+      write_plugin(plugin, options.mode, report);
   });
 }
 
 }  // namespace
 
-run_fn add_setup(CLI::App& app) {
+setup_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<cline_options>();
   app.add_option("--cline-dir", options->cline_dir,
                  "cline's directory, whose plugins/ folder cline imports [${CLINE_DIR:-~/.cline}]");

@@ -7,7 +7,7 @@
 
 namespace handoff::cli::codex {
 
-run_fn add_setup(CLI::App& app);
+setup_fn add_setup(CLI::App& app);
 
 // `handoff mcp`: the MCP server Codex starts (mcp_server.cpp).
 command add_server(CLI::App& app, std::shared_ptr<const daemon_options> daemon);

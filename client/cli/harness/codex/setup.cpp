@@ -59,16 +59,16 @@ void check_codex_config(const std::string& text, const fs::path& path, const cod
                              "in handoff: please report it)");
 }
 
-int run_codex_setup(const codex_setup_options& options) {
+int run_codex_setup(const codex_setup_options& options, setup_report& report) {
   const fs::path home = setup_codex_home(options);
-  if (home.empty()) return setup_failed("codex", "neither CODEX_HOME nor HOME is set; pass --codex-home DIR", exit_usage);
+  if (home.empty()) return report.failed("codex", "neither CODEX_HOME nor HOME is set; pass --codex-home DIR", exit_usage);
   const fs::path path = home / "config.toml";
   codex_server server{rpc::own_executable().string(), home.string(), {}};
   std::vector<std::string> kept;  // "[features] multi_agent = true (handoff's: false)": set by the user otherwise
   if (server.command.empty())
-    return setup_failed("codex", "cannot tell this handoff's own path (/proc/self/exe), which Codex is to start", exit_failure);
-  return run_setup("codex", [&] {
-    edit_settings_text({"codex", path, options.remove, options.dry_run},
+    return report.failed("codex", "cannot tell this handoff's own path (/proc/self/exe), which Codex is to start", exit_failure);
+  return run_setup("codex", report, [&] {
+    edit_settings_text({"codex", path, options.remove, options.mode, &report},
                        [&](const std::optional<std::string>& before) -> std::optional<std::string> {
                          const std::string text = before.value_or("");
                          const toml_config config(text, path.string(), codex_server_key);
@@ -101,7 +101,7 @@ int run_codex_setup(const codex_setup_options& options) {
                          check_codex_config(after, path, &server);
                          return after;
                        });
-    if (!options.remove && !options.dry_run) {
+    if (!options.remove && options.mode == setup_mode::write) {
       if (options.keep_native)
         std::printf("setup codex: Codex's own subagent tools stay on (--keep-native-agents): a model may delegate "
                     "through them, and their answers are not bounded\n");
@@ -117,7 +117,7 @@ int run_codex_setup(const codex_setup_options& options) {
 
 }  // namespace
 
-run_fn add_setup(CLI::App& app) {
+setup_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<codex_setup_options>();
   app.add_option("--codex-home", options->codex_home, "Codex's home, whose config.toml to edit [$CODEX_HOME, else ~/.codex]");
   app.add_flag("--keep-native-agents", options->keep_native,

@@ -30,15 +30,15 @@ fs::path copilot_settings_path() {
   return project_or_home({}, fs::path(".copilot") / "settings.json");
 }
 
-int run_copilot_setup(const copilot_setup_options& options) {
+int run_copilot_setup(const copilot_setup_options& options, setup_report& report) {
   const fs::path path = copilot_settings_path();
-  if (path.empty()) return setup_failed("copilot", "neither COPILOT_HOME nor HOME is set", exit_usage);
+  if (path.empty()) return report.failed("copilot", "neither COPILOT_HOME nor HOME is set", exit_usage);
   const std::optional<store_dirs> stores = stores_to_allow(options.artifact_dir);
-  if (!stores) return setup_failed("copilot", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
+  if (!stores) return report.failed("copilot", "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
   // The shapes handoff merges into ("hooks" an object, each of its events a list); anything else
   // is refused, so a file we do not understand is never rewritten.
-  return run_setup("copilot", [&] {
-    edit_settings({"copilot", path, options.remove, options.dry_run},
+  return run_setup("copilot", report, [&] {
+    edit_settings({"copilot", path, options.remove, options.mode, &report},
                   [&](const ordered_json& s) { check_hooks_shape(s, copilot_events, path); },
                   [&](ordered_json settings) {
                     if (options.remove) return without_copilot_hooks(std::move(settings));
@@ -53,7 +53,7 @@ int run_copilot_setup(const copilot_setup_options& options) {
 
 }  // namespace
 
-run_fn add_setup(CLI::App& app) {
+setup_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<copilot_setup_options>();
   app.add_option("--artifact-dir", options->artifact_dir,
                  "The artifact store Copilot's view may read without asking [handoffd's default, and its former default "

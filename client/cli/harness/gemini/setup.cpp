@@ -20,12 +20,12 @@ struct gemini_setup_options : setup_flags {
   std::string project;  // --project DIR: DIR/.gemini/settings.json instead of the user's
 };
 
-int run_gemini_setup(const gemini_setup_options& options) {
+int run_gemini_setup(const gemini_setup_options& options, setup_report& report) {
   const fs::path path = project_or_home(options.project, fs::path(".gemini") / "settings.json");
   if (path.empty())
-    return setup_failed("gemini", "HOME is not set; pass --project DIR for a project's settings", exit_usage);
-  return run_setup("gemini", [&] {
-    edit_settings({"gemini", path, options.remove, options.dry_run},
+    return report.failed("gemini", "HOME is not set; pass --project DIR for a project's settings", exit_usage);
+  return run_setup("gemini", report, [&] {
+    edit_settings({"gemini", path, options.remove, options.mode, &report},
                   [&](const ordered_json& s) { check_hooks_shape(s, gemini_events, path); },
                   [&](ordered_json settings) {
                     if (options.remove) return without_gemini_hooks(std::move(settings));
@@ -40,7 +40,7 @@ int run_gemini_setup(const gemini_setup_options& options) {
 
 }  // namespace
 
-run_fn add_setup(CLI::App& app) {
+setup_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<gemini_setup_options>();
   app.add_option("--project", options->project, "Edit DIR/.gemini/settings.json instead of the user's settings");
   return setup_runner(app, options, run_gemini_setup);

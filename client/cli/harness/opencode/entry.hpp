@@ -8,8 +8,8 @@
 
 namespace handoff::cli::opencode {
 
-run_fn add_setup(CLI::App& app);
-run_fn add_kilo_setup(CLI::App& app);
+setup_fn add_setup(CLI::App& app);
+setup_fn add_kilo_setup(CLI::App& app);
 run_fn add_hook(CLI::App& app, std::shared_ptr<const daemon_options> daemon);
 
 }  // namespace handoff::cli::opencode

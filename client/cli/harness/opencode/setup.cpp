@@ -102,10 +102,10 @@ bool is_handoff_plugin_file(const fs::path& path) {
   return first.starts_with(opencode_plugin_marker);
 }
 
-void write_plugin(const opencode_paths& paths, const opencode_options& options) {
+void write_plugin(const opencode_paths& paths, const opencode_options& options, setup_report& report) {
   const fs::path self = rpc::own_executable();
   const std::string source = opencode_plugin_source(self.empty() ? std::string("handoff") : self.string());
-  edit_settings_text({options.harness->name, paths.plugin, false, options.dry_run},
+  edit_settings_text({options.harness->name, paths.plugin, false, options.mode, &report},
                      [&](const std::optional<std::string>& before) -> std::optional<std::string> {
                        if (before && !before->starts_with(opencode_plugin_marker))
                          throw std::runtime_error(paths.plugin.string() + " exists and is not handoff's plugin");
@@ -121,7 +121,7 @@ void remove_plugin(const opencode_paths& paths, const opencode_options& options)
     throw std::runtime_error(paths.plugin.string() + " is not a regular file; handoff removes only its own plugin");
   if (!is_handoff_plugin_file(paths.plugin))
     throw std::runtime_error(paths.plugin.string() + " is not handoff's plugin; left as it is");
-  if (options.dry_run) {
+  if (options.mode != setup_mode::write) {  // --check does not go with --remove: only --dry-run
     std::printf("setup %.*s: would remove %s\n", static_cast<int>(options.harness->name.size()),
                 options.harness->name.data(), paths.plugin.c_str());
     return;
@@ -135,19 +135,20 @@ void remove_plugin(const opencode_paths& paths, const opencode_options& options)
 
 // handoff's entries out of `path`, when it holds any; said only then. A file handoff could not
 // have written them in (a symlink, JSONC with comments, not JSON) is left as it is.
-void take_out_entries(const fs::path& path, const opencode_options& options, const store_dirs& stores) {
+void take_out_entries(const fs::path& path, const opencode_options& options, const store_dirs& stores,
+                      setup_report& report) {
   std::error_code ec;
   if (fs::symlink_status(path, ec).type() != fs::file_type::regular) return;
   std::ifstream in(path, std::ios::binary);
   const ordered_json config = ordered_json::parse(in, nullptr, false);
   if (!config.is_object() || (config.contains("plugin") && !config["plugin"].is_array())) return;
   if (without_handoff_plugin(config, stores.own) == config) return;
-  edit_settings({options.harness->name, path, true, options.dry_run},
+  edit_settings({options.harness->name, path, true, options.mode, &report},
                 [&](const ordered_json& c) { check_opencode_shape(c, path); },
                 [&](ordered_json c) { return without_handoff_plugin(std::move(c), stores.own); });
 }
 
-int run_opencode_setup(const opencode_options& options) {
+int run_opencode_setup(const opencode_options& options, setup_report& report) {
   const fork& harness = *options.harness;
   opencode_paths paths;
   if (!options.project.empty()) {
@@ -161,27 +162,27 @@ int run_opencode_setup(const opencode_options& options) {
     } else {
       const char* home = std::getenv("HOME");
       if (home == nullptr || *home == '\0')
-        return setup_failed(harness.name, "HOME is not set; pass --project DIR for a project's config", exit_usage);
+        return report.failed(harness.name, "HOME is not set; pass --project DIR for a project's config", exit_usage);
       dir = fs::path(home) / ".config" / harness.config_dir;
     }
     choose_config(paths, harness, dir);
     paths.plugin = dir / opencode_plugin_file;
   }
   const std::optional<store_dirs> stores = stores_to_allow(options.artifact_dir);
-  if (!stores) return setup_failed(harness.name, "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
-  return run_setup(harness.name, [&] {
+  if (!stores) return report.failed(harness.name, "no artifact directory: HOME is unset; pass --artifact-dir", exit_usage);
+  return run_setup(harness.name, report, [&] {
     precheck_config(paths.config);
     const auto check = [&](const ordered_json& c) { check_opencode_shape(c, paths.config); };
     // One entry in all the fork reads: none left in its other config files (a plugin loaded twice
     // would bound a result twice).
-    for (const fs::path& other : paths.others) take_out_entries(other, options, *stores);
+    for (const fs::path& other : paths.others) take_out_entries(other, options, *stores, report);
     if (options.remove) {
-      edit_settings({harness.name, paths.config, true, options.dry_run}, check,
+      edit_settings({harness.name, paths.config, true, options.mode, &report}, check,
                     [&](ordered_json c) { return without_handoff_plugin(std::move(c), stores->own); });
       remove_plugin(paths, options);
     } else {
-      write_plugin(paths, options);
-      edit_settings({harness.name, paths.config, false, options.dry_run}, check,
+      write_plugin(paths, options, report);
+      edit_settings({harness.name, paths.config, false, options.mode, &report}, check,
                     [&](ordered_json c) { return with_handoff_plugin(std::move(c), paths.plugin.string(), stores->allow, stores->own);
                   });
     }
@@ -196,7 +197,7 @@ std::string configs_named(const fork& harness) {
   return out + " that exists, else " + std::string(harness.new_config);
 }
 
-run_fn add_fork_setup(CLI::App& app, const fork& harness) {
+setup_fn add_fork_setup(CLI::App& app, const fork& harness) {
   auto options = std::make_shared<opencode_options>();
   options->harness = &harness;
   const std::string configs = configs_named(harness);
@@ -211,8 +212,8 @@ run_fn add_fork_setup(CLI::App& app, const fork& harness) {
 
 }  // namespace
 
-run_fn add_setup(CLI::App& app) { return add_fork_setup(app, opencode_fork); }
+setup_fn add_setup(CLI::App& app) { return add_fork_setup(app, opencode_fork); }
 
-run_fn add_kilo_setup(CLI::App& app) { return add_fork_setup(app, kilo_fork); }
+setup_fn add_kilo_setup(CLI::App& app) { return add_fork_setup(app, kilo_fork); }
 
 }  // namespace handoff::cli::opencode

@@ -6,6 +6,6 @@
 
 namespace handoff::cli::pi {
 
-run_fn add_setup(CLI::App& app);
+setup_fn add_setup(CLI::App& app);
 
 }  // namespace handoff::cli::pi

@@ -44,7 +44,7 @@ fs::path default_pi_package() {
   return {};
 }
 
-int run_pi_setup(const pi_options& options) {
+int run_pi_setup(const pi_options& options, setup_report& report) {
   fs::path base;
   if (!options.project.empty()) {
     base = fs::absolute(options.project) / ".pi";
@@ -53,7 +53,7 @@ int run_pi_setup(const pi_options& options) {
   } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
     base = fs::path(home) / ".pi" / "agent";
   } else {
-    return setup_failed("pi", "neither PI_CODING_AGENT_DIR nor HOME is set; pass --project DIR", exit_usage);
+    return report.failed("pi", "neither PI_CODING_AGENT_DIR nor HOME is set; pass --project DIR", exit_usage);
   }
   base = base.lexically_normal();
   const fs::path path = base / "settings.json";
@@ -61,23 +61,23 @@ int run_pi_setup(const pi_options& options) {
   if (!options.remove) {
     package = options.package.empty() ? default_pi_package() : fs::weakly_canonical(fs::absolute(options.package));
     if (package.empty())
-      return setup_failed("pi", "no built @handoff/pi package beside this handoff; pass --package DIR", exit_usage);
+      return report.failed("pi", "no built @handoff/pi package beside this handoff; pass --package DIR", exit_usage);
     if (!is_handoff_package(package))
-      return setup_failed("pi", package.string() + " is not the @handoff/pi package (no package.json named so)", exit_usage);
+      return report.failed("pi", package.string() + " is not the @handoff/pi package (no package.json named so)", exit_usage);
     if (!fs::is_regular_file(package / "dist" / "src" / "extension.js"))
-      return setup_failed("pi", package.string() + " is not built (no dist/src/extension.js): npm ci && npm run build there",
+      return report.failed("pi", package.string() + " is not built (no dist/src/extension.js): npm ci && npm run build there",
                     exit_usage);
   }
-  return run_setup("pi", [&] {
+  return run_setup("pi", report, [&] {
     bool bridge = false;
-    edit_settings({"pi", path, options.remove, options.dry_run},
+    edit_settings({"pi", path, options.remove, options.mode, &report},
                   [&](const ordered_json& s) { check_pi_shape(s, path); },
                   [&](ordered_json settings) {
                     if (options.remove) return pi_without_handoff(std::move(settings), base, is_handoff_package);
                     bridge = has_pi_subagents(settings);
                     return pi_with_handoff(std::move(settings), {base, package, bridge}, is_handoff_package);
                   });
-    if (!options.remove)
+    if (!options.remove && options.mode != setup_mode::check)
       std::printf(bridge ? "setup pi: pi-subagents is installed: its results are bounded by %s\n"
                          : "setup pi: pi-subagents is not among Pi's packages: no bridge (%s; run this again after "
                            "installing it)\n",
@@ -87,7 +87,7 @@ int run_pi_setup(const pi_options& options) {
 
 }  // namespace
 
-run_fn add_setup(CLI::App& app) {
+setup_fn add_setup(CLI::App& app) {
   auto options = std::make_shared<pi_options>();
   app.add_option("--project", options->project, "Edit DIR/.pi/settings.json instead of the user's settings");
   app.add_option("--package", options->package,
