@@ -4,9 +4,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <string_view>
 #include <system_error>
 
 #include "cli/byte_size.hpp"
@@ -68,6 +72,23 @@ void scan(const fs::path& dir, int depth, scan_result& r) {
     if (!problem.empty() && ++r.bad == 1) r.first = std::move(problem);
     if (is_dir && depth > 0) scan(p, depth - 1, r);
   }
+}
+
+// `program` is an executable file in one of $PATH's directories (absolute ones only: a relative
+// one would depend on where doctor runs).
+bool on_path(std::string_view program) {
+  const char* env = std::getenv("PATH");
+  const std::string_view path = env == nullptr ? "" : env;
+  for (std::size_t begin = 0; begin <= path.size();) {
+    const std::size_t end = std::min(path.find(':', begin), path.size());
+    const fs::path candidate = fs::path(path.substr(begin, end - begin)) / program;
+    struct stat st {};
+    if (candidate.is_absolute() && ::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0)
+      return true;
+    begin = end + 1;
+  }
+  return false;
 }
 
 }  // namespace
@@ -149,6 +170,29 @@ finding check_free_space(const fs::path& path, const std::string& what) {
     return warn("only " + text + ": artifacts that cannot be saved are delivered without their full text; "
                 "free some space, or run handoff gc");
   return ok(text);
+}
+
+std::optional<finding> check_harness_setup(const harness& h) {
+  if (!on_path(h.program)) return std::nullopt;
+  const std::string name(h.name);
+  // The very options `handoff setup NAME --check` parses, so that doctor checks what that does.
+  CLI::App app;
+  const setup_fn run = h.add_setup(app);
+  setup_report report(/*quiet=*/true);
+  int status = exit_ok;
+  try {
+    app.parse(std::vector<std::string>{"--check"});
+    status = run(report);
+  } catch (const std::exception& e) {
+    report.failed(name, e.what(), exit_failure);
+  }
+  if (!report.failure().empty())
+    return warn(name + " is on the PATH but handoff's setup for it cannot be checked: " + report.failure());
+  if (status != exit_ok)
+    return warn(name + " is on the PATH but handoff is not set up for it: run handoff setup " + name);
+  std::string paths;
+  for (const setup_finding& f : report.findings()) paths += (paths.empty() ? "" : ", ") + shell_word(f.path);
+  return ok(name + ": handoff is set up (" + paths + ")");
 }
 
 }  // namespace handoff::cli

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "cli/harness/harness.hpp"
 
 namespace handoff::cli {
 
@@ -32,5 +35,11 @@ finding check_socket_file(const std::filesystem::path& socket);
 // Free space on the filesystem holding `path` (or its nearest existing ancestor): a warning
 // under 1 GiB or under 5% of the filesystem.
 finding check_free_space(const std::filesystem::path& path, const std::string& what);
+
+// A harness whose program (h.program) is on the PATH: whether handoff is set up for it, as
+// `handoff setup NAME --check` says with its defaults (run here, its report kept, not printed):
+// ok naming the files, else a warning with the command that sets it up, or why its settings
+// cannot be checked. nullopt when the program is not on the PATH: a harness is optional.
+std::optional<finding> check_harness_setup(const harness& h);
 
 }  // namespace handoff::cli

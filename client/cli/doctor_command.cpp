@@ -5,7 +5,9 @@
 //   the socket's directory (ours, 0700) and the socket (present, a socket, ours, 0600);
 //   that handoffd answers there (initialize, daemon/status) and its version matches ours;
 //   the artifact store and the queue: directories ours and 0700, their files 0600;
-//   free space on their filesystems (a warning under 1 GiB or 5%).
+//   free space on their filesystems (a warning under 1 GiB or 5%);
+//   for each harness whose program is on the PATH, whether handoff is set up for it (ok or a
+//   warning, never a failure: `handoff setup NAME --check`'s verdict).
 // The directories are the ones the running daemon reports; when it does not answer, the
 // options, else handoffd's defaults. Exit status 0 when nothing failed (warnings allowed),
 // 1 otherwise.
@@ -16,6 +18,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/doctor_checks.hpp"
@@ -137,6 +140,8 @@ int run_doctor(const daemon_options& daemon, const doctor_options& options) {
   if (!artifacts.empty()) d.add(check_free_space(artifacts, "the artifact dir"));
   const bool same_fs = ::stat(artifacts.c_str(), &a) == 0 && ::stat(queue.c_str(), &q) == 0 && a.st_dev == q.st_dev;
   if (!queue.empty() && !same_fs) d.add(check_free_space(queue, "the queue dir"));
+  for (const harness& h : harnesses())
+    if (std::optional<finding> setup = check_harness_setup(h)) d.add(std::move(*setup));
   return d.report();
 }
 
@@ -144,7 +149,7 @@ int run_doctor(const daemon_options& daemon, const doctor_options& options) {
 
 command add_doctor_command(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
   auto options = std::make_shared<doctor_options>();
-  CLI::App* sub = add_daemon_subcommand(app, "doctor", "Check the socket, the daemon, directories and free space");
+  CLI::App* sub = add_daemon_subcommand(app, "doctor", "Check the socket, the daemon, directories, free space, and handoff's setup for each harness on the PATH");
   sub->add_option("--artifact-dir", options->artifact_dir, "The artifact store to check when handoffd does not answer");
   sub->add_option("--queue-dir", options->queue_dir, "The queue to check when handoffd does not answer");
   return command{sub, [daemon, options] { return run_doctor(*daemon, *options); }};
