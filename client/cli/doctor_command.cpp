@@ -149,7 +149,9 @@ int run_doctor(const daemon_options& daemon, const doctor_options& options) {
 
 command add_doctor_command(CLI::App& app, std::shared_ptr<const daemon_options> daemon) {
   auto options = std::make_shared<doctor_options>();
-  CLI::App* sub = add_daemon_subcommand(app, "doctor", "Check the socket, the daemon, directories, free space, and handoff's setup for each harness on the PATH");
+  CLI::App* sub = add_daemon_subcommand(
+      app, "doctor",
+      "Check the socket, the daemon, directories, free space, and handoff's setup for each harness on the PATH");
   sub->add_option("--artifact-dir", options->artifact_dir, "The artifact store to check when handoffd does not answer");
   sub->add_option("--queue-dir", options->queue_dir, "The queue to check when handoffd does not answer");
   return command{sub, [daemon, options] { return run_doctor(*daemon, *options); }};

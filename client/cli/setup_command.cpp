@@ -9,7 +9,8 @@
 namespace handoff::cli {
 
 command add_setup_command(CLI::App& app) {
-  CLI::App* setup = app.add_subcommand("setup", "Install handoff into a harness's settings (or take it out)");
+  CLI::App* setup =
+      app.add_subcommand("setup", "Install handoff into a harness's settings (or take it out, or check it is there)");
   setup->require_subcommand(1);
   auto chosen = std::make_shared<std::vector<std::pair<CLI::App*, setup_fn>>>();
   for (const harness& h : harnesses()) {

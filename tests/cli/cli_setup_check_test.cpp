@@ -182,9 +182,8 @@ TEST_CASE("doctor: a line for each harness on the PATH, a warning until it is se
 
   REQUIRE(m.setup("claude-code").status == 0);
   const cli_result after = doctor();
-  CHECK_MESSAGE(has(after.out, "ok   claude-code: handoff is set up (" + (m.home / ".claude" / "settings.json").string() +
-                                   ")\n"),
-                after.out);
+  const fs::path claude_settings = m.home / ".claude" / "settings.json";
+  CHECK_MESSAGE(has(after.out, "ok   claude-code: handoff is set up (" + claude_settings.string() + ")\n"), after.out);
   CHECK(has(after.out, "warn gemini is on the PATH but handoff is not set up for it"));
   no_line_for_others(after.out);
 

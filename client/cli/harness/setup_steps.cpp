@@ -22,7 +22,8 @@ void add_setup_flags(CLI::App& app, setup_flags& flags) {
 }
 
 void setup_report::found(std::string_view name, setup_finding f) {
-  if (!quiet_) std::printf("setup %.*s: %s\n", static_cast<int>(name.size()), name.data(), finding_text(name, f).c_str());
+  if (!quiet_)
+    std::printf("setup %.*s: %s\n", static_cast<int>(name.size()), name.data(), finding_text(name, f).c_str());
   findings_.push_back(std::move(f));
 }
 

@@ -22,7 +22,8 @@ const std::vector<harness>& harnesses() {
        "Claude Code's hooks (Agent, SubagentStop, SubagentHandback, UserPromptSubmit): one hook input on stdin, its "
        "answer on stdout",
        claude_code::add_hook},
-      {"codex", "codex", "Codex CLI: handoff's MCP server (`handoff mcp`) in ${CODEX_HOME:-~/.codex}/config.toml", codex::add_setup,
+      {"codex", "codex", "Codex CLI: handoff's MCP server (`handoff mcp`) in ${CODEX_HOME:-~/.codex}/config.toml",
+       codex::add_setup,
        "", nullptr, codex::add_server},
       {"copilot", "copilot",
        "GitHub Copilot CLI: a subagentStop hook that bounds task results (${COPILOT_HOME:-~/.copilot}/settings.json)",

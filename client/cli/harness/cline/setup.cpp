@@ -60,7 +60,7 @@ void remove_plugin(const fs::path& plugin, setup_mode mode) {
   if (!S_ISREG(st.st_mode))
     throw std::runtime_error(plugin.string() + " is not a regular file; handoff removes only its own plugin");
   if (!is_handoff_plugin_file(plugin)) throw std::runtime_error(plugin.string() + " is not handoff's plugin; left as it is");
-  if (mode != setup_mode::write) {  // --check does not go with --remove: only --dry-run
+  if (mode != setup_mode::write) {  // --dry-run (a check never removes: --check excludes --remove)
     std::printf("setup cline: would remove %s\n", plugin.c_str());
     return;
   }

@@ -61,12 +61,14 @@ void check_codex_config(const std::string& text, const fs::path& path, const cod
 
 int run_codex_setup(const codex_setup_options& options, setup_report& report) {
   const fs::path home = setup_codex_home(options);
-  if (home.empty()) return report.failed("codex", "neither CODEX_HOME nor HOME is set; pass --codex-home DIR", exit_usage);
+  if (home.empty())
+    return report.failed("codex", "neither CODEX_HOME nor HOME is set; pass --codex-home DIR", exit_usage);
   const fs::path path = home / "config.toml";
   codex_server server{rpc::own_executable().string(), home.string(), {}};
   std::vector<std::string> kept;  // "[features] multi_agent = true (handoff's: false)": set by the user otherwise
   if (server.command.empty())
-    return report.failed("codex", "cannot tell this handoff's own path (/proc/self/exe), which Codex is to start", exit_failure);
+    return report.failed("codex", "cannot tell this handoff's own path (/proc/self/exe), which Codex is to start",
+                         exit_failure);
   return run_setup("codex", report, [&] {
     edit_settings_text({"codex", path, options.remove, options.mode, &report},
                        [&](const std::optional<std::string>& before) -> std::optional<std::string> {

@@ -121,7 +121,7 @@ void remove_plugin(const opencode_paths& paths, const opencode_options& options)
     throw std::runtime_error(paths.plugin.string() + " is not a regular file; handoff removes only its own plugin");
   if (!is_handoff_plugin_file(paths.plugin))
     throw std::runtime_error(paths.plugin.string() + " is not handoff's plugin; left as it is");
-  if (options.mode != setup_mode::write) {  // --check does not go with --remove: only --dry-run
+  if (options.mode != setup_mode::write) {  // --dry-run (a check never removes: --check excludes --remove)
     std::printf("setup %.*s: would remove %s\n", static_cast<int>(options.harness->name.size()),
                 options.harness->name.data(), paths.plugin.c_str());
     return;

@@ -63,10 +63,11 @@ int run_pi_setup(const pi_options& options, setup_report& report) {
     if (package.empty())
       return report.failed("pi", "no built @handoff/pi package beside this handoff; pass --package DIR", exit_usage);
     if (!is_handoff_package(package))
-      return report.failed("pi", package.string() + " is not the @handoff/pi package (no package.json named so)", exit_usage);
+      return report.failed("pi", package.string() + " is not the @handoff/pi package (no package.json named so)",
+                           exit_usage);
     if (!fs::is_regular_file(package / "dist" / "src" / "extension.js"))
       return report.failed("pi", package.string() + " is not built (no dist/src/extension.js): npm ci && npm run build there",
-                    exit_usage);
+                           exit_usage);
   }
   return run_setup("pi", report, [&] {
     bool bridge = false;
