@@ -10,7 +10,7 @@ import { test } from 'node:test';
 
 import { World, geminiPath, longAnswer } from './harness.mjs';
 import { lastResponses, startScriptedGemini, toolNames } from './scripted-gemini.mjs';
-import { TmuxSession } from '../support/tmux.mjs';
+import { TmuxSession, linesMissing } from '../support/tmux.mjs';
 import { loadScaled, sleep } from '../support/world.mjs';
 
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
@@ -22,20 +22,9 @@ const DONE = 'The audit is done.';
 // A line showing the child's report text (its findings or its verdict).
 const reportLine = /finding \d{4} |VERDICT: ship it/;
 
-// The screen once it has stopped changing for `quietMs` (Gemini redraws hints and spinners for a
-// while after the reply); throws after `timeoutMs`.
-async function settled(tui, quietMs = 2_000, timeoutMs = loadScaled(60_000)) {
-  const end = Date.now() + timeoutMs;
-  let last = tui.screen();
-  let since = Date.now();
-  for (;;) {
-    await sleep(250);  // the poll interval: a screen is not an event
-    const now = tui.screen();
-    if (now !== last) { last = now; since = Date.now(); }
-    else if (Date.now() - since >= quietMs) return now;
-    if (Date.now() > end) throw new Error(`the screen never settled:\n${now}`);
-  }
-}
+// Gemini redraws hints and spinners for a while after the reply: a screen is read once it has
+// been still for this long, ms.
+const QUIET_MS = 2_000;
 
 // One interactive session in `world` (set up or not by the caller): the user types PROMPT; the
 // parent delegates one report to `reporter`, whose answer is `answer`, then replies DONE.
@@ -61,7 +50,7 @@ async function session(world) {
     // The input box is drawn before Gemini's config is ready (a prompt typed then is queued,
     // with a line saying so); its banner only once it is.
     await tui.waitFor(/Gemini CLI v0\.61\.0[^]*Type your message/, loadScaled(120_000));
-    await settled(tui, 1_000);
+    await tui.settled(1_000, loadScaled(60_000));
     tui.type(PROMPT);
     await tui.waitFor(new RegExp(`> +${PROMPT}`), loadScaled(30_000));
     await sleep(300);  // the input box takes the text before Enter
@@ -77,12 +66,12 @@ async function session(world) {
     // Gemini keeps a hook's status line at least 3 s after the hook started
     // (WARNING_PROMPT_DURATION_MS), static once it ended: the screen is read once it is gone.
     await tui.waitFor({ test: (s) => !/Executing Hooks?:/.test(s), toString: () => 'no hook status line' }, loadScaled(30_000));
-    const screen = await settled(tui);
+    const screen = await tui.settled(QUIET_MS, loadScaled(60_000));
     // Ctrl+O toggles Gemini's expanded view; its hint says when the redraw is done (for the
     // whole report, seconds after the key on this machine).
     tui.key('C-o');
     await tui.waitFor(/Press Ctrl\+O to collapse lines of the last response/, loadScaled(90_000));
-    const expanded = await settled(tui);
+    const expanded = await tui.settled(QUIET_MS, loadScaled(60_000));
     return { screen: normalize(screen, world), expanded: normalize(expanded, world), got, hookStatus: [...hookStatus] };
   } finally {
     await tui.close();
@@ -104,19 +93,6 @@ const transient = [
   /^ℹ (Initializing\.\.\.|Waiting for MCP servers to initialize\.\.\.).* prompts will be queued\.$/i,
 ];
 const saying = (screen) => screen.split('\n').map((l) => l.trim()).filter((l) => l && !/^─+$/.test(l) && !transient.some((t) => t.test(l)));
-
-// Lines of `a` not in `b`, counted as multisets.
-function minus(a, b) {
-  const left = new Map();
-  for (const l of b) left.set(l, (left.get(l) ?? 0) + 1);
-  const out = [];
-  for (const l of a) {
-    const n = left.get(l) ?? 0;
-    if (n > 0) left.set(l, n - 1);
-    else out.push(l);
-  }
-  return out;
-}
 
 const countReport = (screen) => screen.split('\n').filter((l) => reportLine.test(l)).length;
 
@@ -149,8 +125,8 @@ const readFileLine = /^✓ {2}ReadFile {2}\S+\/\.\.\.[0-9a-f]+\.txt$/;
 // lines the baseline lacks are the read_file line, and the only ones it has that `screen` lacks
 // are its agent box.
 function assertLikeBaseline(name, screen, base) {
-  const added = minus(saying(screen), saying(base));
-  const dropped = minus(saying(base), saying(screen));
+  const added = linesMissing(saying(base), saying(screen));
+  const dropped = linesMissing(saying(screen), saying(base));
   console.log(`${name}: lines only with handoff:\n  ${added.join('\n  ') || '(none)'}\nlines only without:\n  ${dropped.join('\n  ') || '(none)'}`);
   assert.equal(added.length, 1, `lines the baseline lacks:\n${added.join('\n')}`);
   assert.match(added[0], readFileLine);

@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 
 import { World, cliPath, footer, longAnswer, script, taskFrame } from '../opencode/harness.mjs';
-import { DONE, linesMissing, noiseIn, reportLines, screenLines, tuiTurn } from '../opencode/tui.mjs';
+import { DONE, noiseIn, reportLines, screenLines, tuiTurn } from '../opencode/tui.mjs';
+import { linesMissing } from '../support/tmux.mjs';
 import { kiloEnv, kiloPath } from './harness.mjs';
 import { startModel } from '../support/scripted-chat.mjs';
 

@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 
 import { World, cliPath, footer, longAnswer, readLines, script, taskFrame } from './harness.mjs';
-import { DONE, linesMissing, noiseIn, reportLines, screenLines, tuiTurn } from './tui.mjs';
+import { DONE, noiseIn, reportLines, screenLines, tuiTurn } from './tui.mjs';
+import { linesMissing } from '../support/tmux.mjs';
 import { startModel } from '../support/scripted-chat.mjs';
 
 const KiB = 1024;

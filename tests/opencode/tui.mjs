@@ -41,19 +41,6 @@ export function screenLines(screen, world) {
     .filter((l) => l !== '');
 }
 
-// The lines of `b` that `a` lacks, as a multiset (a line twice in `b`, once in `a`, counts once).
-export function linesMissing(a, b) {
-  const left = new Map();
-  for (const l of a) left.set(l, (left.get(l) ?? 0) + 1);
-  const out = [];
-  for (const l of b) {
-    const n = left.get(l) ?? 0;
-    if (n > 0) left.set(l, n - 1);
-    else out.push(l);
-  }
-  return out;
-}
-
 // Lines of the child's report on the screen (its findings and its verdict).
 export const reportLines = (screen) => screen.split('\n').filter((l) => /finding \d{4}|VERDICT/.test(l));
 

@@ -48,6 +48,21 @@ export class TmuxSession {
     }
   }
 
+  // The screen once it has not changed for `quietMs` (a harness redraws hints and spinners for a
+  // while after a reply); throws with the screen after `timeoutMs`.
+  async settled(quietMs = 1_500, timeoutMs = 60_000) {
+    const end = Date.now() + timeoutMs;
+    let last = this.screen();
+    let since = Date.now();
+    for (;;) {
+      await sleep(200);  // the poll interval: a screen is not an event
+      const now = this.screen();
+      if (now !== last) [last, since] = [now, Date.now()];
+      else if (Date.now() - since >= quietMs) return now;
+      if (Date.now() > end) throw new Error(`the screen never settled:\n${now}`);
+    }
+  }
+
   // Types `text` literally.
   type(text) {
     tmux(this.socket, 'send-keys', '-l', text);
@@ -64,4 +79,18 @@ export class TmuxSession {
     await waitFor('the program to exit', () => !fs.existsSync(`/proc/${this.pid}`), { timeoutMs })
       .catch(() => { try { process.kill(this.pid, 'SIGKILL'); } catch { /* gone */ } });
   }
+}
+
+// The lines of `b` that `a` lacks, as a multiset (a line twice in `b`, once in `a`, counts once):
+// what one session's screen has that another's has not.
+export function linesMissing(a, b) {
+  const left = new Map();
+  for (const l of a) left.set(l, (left.get(l) ?? 0) + 1);
+  const out = [];
+  for (const l of b) {
+    const n = left.get(l) ?? 0;
+    if (n > 0) left.set(l, n - 1);
+    else out.push(l);
+  }
+  return out;
 }

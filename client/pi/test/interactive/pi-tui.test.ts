@@ -27,13 +27,16 @@ import { answerOfBytes, exactReport, processesWith } from "../support/subagent-s
 interface TmuxSession {
   screen(): string;
   waitFor(pattern: RegExp | { test(s: string): boolean; toString(): string }, timeoutMs?: number): Promise<string>;
+  settled(quietMs?: number, timeoutMs?: number): Promise<string>;
   type(text: string): void;
   key(...names: string[]): void;
   close(timeoutMs?: number): Promise<void>;
 }
 type TmuxOptions = { dir: string; argv: string[]; cwd: string; env: Record<string, string | null>; cols?: number; rows?: number };
-const { TmuxSession } = (await import(pathToFileURL(resolve(packageRoot, "../../tests/support/tmux.mjs")).href)) as {
+const { TmuxSession, linesMissing } = (await import(pathToFileURL(resolve(packageRoot, "../../tests/support/tmux.mjs")).href)) as {
   TmuxSession: new (options: TmuxOptions) => TmuxSession;
+  /** The lines of `b` that `a` lacks, as a multiset. */
+  linesMissing: (a: string[], b: string[]) => string[];
 };
 
 const peers = resolve(packageRoot, "test/peers/node_modules");
@@ -93,25 +96,11 @@ async function startPi(dir: string, extensions: string[], env: Record<string, st
   try {
     // The first load of pi-subagents (TypeScript, compiled by jiti) takes 30-40 s on a loaded machine.
     await tui.waitFor(/\[Extensions\][^]*scripted-model/, 180_000);
-    await settled(tui, 1_000);
+    await tui.settled(1_000);
     return tui;
   } catch (error) {
     await tui.close();
     throw error;
-  }
-}
-
-/** The screen once it has not changed for `quietMs`. */
-async function settled(tui: TmuxSession, quietMs = 1_500, timeoutMs = 60_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  let last = tui.screen();
-  let since = Date.now();
-  for (;;) {
-    await delay(200);  // the poll interval: a screen is not an event
-    const now = tui.screen();
-    if (now !== last) [last, since] = [now, Date.now()];
-    else if (Date.now() - since >= quietMs) return now;
-    if (Date.now() > end) throw new Error(`the screen never settled:\n${now}`);
   }
 }
 
@@ -125,10 +114,10 @@ async function converse(tui: TmuxSession, prompt: string, done: string): Promise
   await delay(300);  // the editor takes the text before Enter
   tui.key("Enter");
   await tui.waitFor(new RegExp(`^ ${done}$`, "m"), 180_000);
-  const screen = await settled(tui);
+  const screen = await tui.settled();
   tui.key("C-o");
   await tui.waitFor(/Tool output: expanded/, 30_000);
-  const expanded = await settled(tui);
+  const expanded = await tui.settled();
   return { screen, expanded };
 }
 
@@ -148,17 +137,6 @@ function saying(screen: string, dir: string): string[] {
         .trim(),
     )
     .filter((line) => line !== "" && !/^─+$/.test(line));
-}
-
-/** Lines of `a` not in `b`, counted as multisets. */
-function minus(a: string[], b: string[]): string[] {
-  const left = new Map<string, number>();
-  for (const line of b) left.set(line, (left.get(line) ?? 0) + 1);
-  return a.filter((line) => {
-    const n = left.get(line) ?? 0;
-    if (n > 0) left.set(line, n - 1);
-    return n === 0;
-  });
 }
 
 /** Nothing of handoff's on the screen beyond `allowed`: no error, stack, JSON or log line. */
@@ -223,7 +201,7 @@ function withoutOwn(lines: string[], extra: RegExp[] = []): string[] {
  */
 function assertLikeBaseline(name: string, run: Session, base: Session, extra: RegExp[] = []): void {
   for (const [view, lines, baseLines] of [["screen", run.screenLines, base.screenLines], ["expanded", run.expandedLines, base.expandedLines]] as const) {
-    console.log(`${name}, ${view}: lines only with handoff:\n  ${minus(lines, baseLines).join("\n  ") || "(none)"}\nlines only without:\n  ${minus(baseLines, lines).join("\n  ") || "(none)"}`);
+    console.log(`${name}, ${view}: lines only with handoff:\n  ${linesMissing(baseLines, lines).join("\n  ") || "(none)"}\nlines only without:\n  ${linesMissing(lines, baseLines).join("\n  ") || "(none)"}`);
     for (const re of extra) assert.equal(lines.filter((line) => re.test(line)).length, 1, `one line ${re} (${view})`);
     const rest = withoutOwn(lines, extra);
     const baseRest = withoutOwn(baseLines);
@@ -275,6 +253,49 @@ test("handoffd unavailable (not running, starting it turned off): the model stil
   }
 });
 
+/** The parent's last reply in the sessions of handoff's own tools. */
+const REPLY = "Both reports read.";
+
+/** Text with its white space taken out: Pi wraps lines at the terminal's width, inside a word too (an artifact's path). */
+const squeezed = (text: string): string => text.replace(/\s+/g, "");
+
+/**
+ * Asserts the conversation drawn from `prompt` to REPLY, compared with white space taken out: the
+ * prompt, a `subagent_spawn` call and its one-line answer per tag, the lines `between`, the results'
+ * `heading`, one line per child (in either order) naming its size and its full text in
+ * `artifactDir`, the hint, and REPLY; nothing else. Returns the screen's lines.
+ */
+function assertOwnConversation(screen: string, dir: string, c: { prompt: string; tags: [string, string]; between: string[]; heading: string; artifactDir: string }): string[] {
+  const lines = saying(screen, dir);
+  const from = lines.indexOf(c.prompt);
+  assert.ok(from >= 0, screen);
+  const artifact = new RegExp(`${squeezed(c.artifactDir.replaceAll(dir, "<world>")).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/[0-9a-f]{64}\\.txt`, "g");
+  const conversation = squeezed(lines.slice(from, lines.indexOf(REPLY, from) + 1).join("")).replace(/sa-[0-9a-f]{6}/g, "<id>").replace(artifact, "<artifact>");
+  const spawn = (t: string): string =>
+    `subagent_spawn task="CHILD ${t}" title="${t}" Started subagent <id> "${t}". Its result is delivered to you when you are idle; call subagent_wait to wait for it now.`;
+  const child = (t: string): string => `✓ <id> "${t}" done · 167.0 KB, 3001 lines · cut, full text in <artifact>`;
+  const [a, b] = c.tags;
+  const expected = (first: string, second: string): string =>
+    squeezed([c.prompt, spawn(a), spawn(b), ...c.between, c.heading, child(first), child(second), "(expand to read the text)", REPLY].join(""));
+  assert.ok([expected(a, b), expected(b, a)].includes(conversation), `the conversation drawn:\n${lines.slice(from).join("\n")}`);
+  assert.doesNotMatch(screen, new RegExp(`(${a}|${b}) line \\d+:|BEGIN (${a}|${b})`), "no report text before it is expanded");
+  assertTidy(screen);
+  return lines;
+}
+
+/**
+ * Asserts that the expanded view (Ctrl+O redraws the last screenful) is, up to REPLY, the end of
+ * `text` exactly as the model got it: its first line drawn may be the end of a wrapped one, left out.
+ */
+function assertExpandedTail(expanded: string, dir: string, text: string): void {
+  const shown = saying(expanded, dir);
+  const reply = shown.lastIndexOf(REPLY);
+  assert.ok(reply > 1, expanded);
+  const tail = squeezed(shown.slice(1, reply).join("").replaceAll("<world>", dir));
+  assert.ok(tail.length > 1_000, `${tail.length} characters drawn`);
+  assert.ok(squeezed(text).endsWith(tail), `the expanded view is the end of what the model got:\n${expanded}`);
+}
+
 test("handoff's own subagent tools, in a shell with no XDG_RUNTIME_DIR: handoffd starts on the private fallback socket, two 171 KB children come back as one delivered batch drawn one line per child, the bounded text only once expanded", { timeout: 300_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "handoff-pi-tui-own-"));
   const tmp = join(dir, "tmp");
@@ -298,7 +319,7 @@ test("handoff's own subagent tools, in a shell with no XDG_RUNTIME_DIR: handoffd
       return { text: "Waiting for my subagents." };
     }
     delivered = textOf(last);
-    return { text: "Both reports read." };
+    return { text: REPLY };
   };
   const env = {
     XDG_RUNTIME_DIR: null,
@@ -312,7 +333,7 @@ test("handoff's own subagent tools, in a shell with no XDG_RUNTIME_DIR: handoffd
   };
   const tui = await startPi(dir, [packageRoot], env);
   try {
-    const { screen, expanded } = await converse(tui, "PARENT spawn two", "Both reports read.");
+    const { screen, expanded } = await converse(tui, "PARENT spawn two", REPLY);
     assert.ok(delivered !== undefined, "the model got the delivered batch");
     assert.ok(bytesOf(delivered) <= 48 * KiB, `${bytesOf(delivered)} bytes delivered`);
     for (const tag of tags) {
@@ -321,36 +342,12 @@ test("handoff's own subagent tools, in a shell with no XDG_RUNTIME_DIR: handoffd
     assert.equal([...delivered.matchAll(/\[Truncated: 171,016 bytes/g)].length, 2, delivered.slice(-800));
     assert.ok(processesWith(`--socket=${socket}`).length > 0 || processesWith(socket).length > 0, "handoffd serves the fallback socket");
 
-    // The conversation as drawn: the tool calls, their one-line answers, the batch's heading, one
-    // line per child naming its size and full text, the hint, and the replies; nothing else. Pi
-    // wraps lines at the terminal's width, inside a word too (the artifact's path): compared with
-    // white space taken out.
-    const lines = saying(screen, dir);
-    const from = lines.indexOf("PARENT spawn two");
-    assert.ok(from >= 0, screen);
-    const conversation = lines.slice(from, lines.indexOf("Both reports read.", from) + 1).join("").replace(/\s+/g, "")
-      .replace(/sa-[0-9a-f]{6}/g, "<id>")
-      .replace(/<world>\/cache\/handoff\/results\/[0-9a-f]{64}\.txt/g, "<artifact>");
-    const spawn = (t: string): string =>
-      `subagent_spawn task="CHILD ${t}" title="${t}" Started subagent <id> "${t}". Its result is delivered to you when you are idle; call subagent_wait to wait for it now.`;
-    const child = (t: string): string => `✓ <id> "${t}" done · 167.0 KB, 3001 lines · cut, full text in <artifact>`;
-    const expected = (first: string, second: string): string =>
-      [`PARENT spawn two`, spawn("alpha"), spawn("bravo"), "Waiting for my subagents.", "Subagent results delivered: 2 results",
-        child(first), child(second), "(expand to read the text)", "Both reports read."].join("").replace(/\s+/g, "");
-    assert.ok([expected("alpha", "bravo"), expected("bravo", "alpha")].includes(conversation), `the conversation drawn:\n${lines.slice(from).join("\n")}`);
-    assert.doesNotMatch(screen, /(alpha|bravo) line \d+:|BEGIN (alpha|bravo)/, "no report text before it is expanded");
-    assertTidy(screen);
-
-    // Expanded (Ctrl+O redraws the last screenful): the end of the batch exactly as the model got
-    // it, the second child's tail and footer, then the reply; nothing of the middle.
-    const shown = saying(expanded, dir);
-    const reply = shown.lastIndexOf("Both reports read.");
-    assert.ok(reply > 1, expanded);
-    const squeezed = (text: string): string => text.replace(/\s+/g, "");
-    // The first line drawn may be the end of a wrapped one: left out.
-    const tail = squeezed(shown.slice(1, reply).join("").replaceAll("<world>", dir));
-    assert.ok(tail.length > 1_000, `${tail.length} characters of the batch drawn`);
-    assert.ok(squeezed(delivered).endsWith(tail), `the expanded view is the end of what the model got:\n${expanded}`);
+    const lines = assertOwnConversation(screen, dir, {
+      prompt: "PARENT spawn two", tags: ["alpha", "bravo"], between: ["Waiting for my subagents."],
+      heading: "Subagent results delivered: 2 results", artifactDir: join(dir, "cache", "handoff", "results"),
+    });
+    // Expanded: the second child's tail and footer, then the reply; nothing of the middle.
+    assertExpandedTail(expanded, dir, delivered);
     assert.match(expanded, /^ *END (alpha|bravo) *$/m);
     assert.match(expanded.replace(/\n\s*/g, " "), /omitted lines \d+-\d+ in \d+ calls?, each shown whole: read offset=\d+ limit=\d+/);
     console.log(`own tools: two children of 171,016 bytes -> one batch of ${bytesOf(delivered)} bytes; ${lines.length} screen lines`);
@@ -374,34 +371,20 @@ test("handoff's own subagent_wait: the parent waits for two 171 KB children; the
     const calls = request.body.messages.filter((m) => m.role === "assistant").length;
     if (calls === 1) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
     waited = textOf(last);
-    return { text: "Both reports read." };
+    return { text: REPLY };
   };
   const tui = await startPi(dir, [packageRoot], { HANDOFF_SOCKET: daemon.socketPath, HANDOFF_SUBAGENT_ARGS: "-ne" });
   try {
-    const { screen, expanded } = await converse(tui, "PARENT wait for two", "Both reports read.");
+    const { screen, expanded } = await converse(tui, "PARENT wait for two", REPLY);
     assert.ok(waited !== undefined, "the model got subagent_wait's result");
     assert.ok(bytesOf(waited) <= 48 * KiB, `${bytesOf(waited)} bytes`);
     for (const tag of tags) assert.ok(waited.includes(`BEGIN ${tag}\n`) && waited.includes(`\nEND ${tag}`), `head and tail of ${tag}`);
-    const lines = saying(screen, dir);
-    const from = lines.indexOf("PARENT wait for two");
-    assert.ok(from >= 0, screen);
-    console.log(`subagent_wait, the conversation drawn:\n  ${lines.slice(from).join("\n  ")}`);
-    const conversation = lines.slice(from, lines.indexOf("Both reports read.", from) + 1).join("").replace(/\s+/g, "")
-      .replace(/sa-[0-9a-f]{6}/g, "<id>")
-      .replace(new RegExp(`${daemon.artifactDir}/[0-9a-f]{64}\\.txt`.replace(/\s+/g, ""), "g"), "<artifact>");
-    const spawn = (t: string): string =>
-      `subagent_spawn task="CHILD ${t}" title="${t}" Started subagent <id> "${t}". Its result is delivered to you when you are idle; call subagent_wait to wait for it now.`;
-    const child = (t: string): string => `✓ <id> "${t}" done · 167.0 KB, 3001 lines · cut, full text in <artifact>`;
-    const expected = (first: string, second: string): string =>
-      [`PARENT wait for two`, spawn("charlie"), spawn("delta"), "subagent_wait", "subagent_wait: 2 results",
-        child(first), child(second), "(expand to read the text)", "Both reports read."].join("").replace(/\s+/g, "");
-    assert.ok([expected("charlie", "delta"), expected("delta", "charlie")].includes(conversation), `the conversation drawn:\n${lines.slice(from).join("\n")}`);
-    assert.doesNotMatch(screen, /(charlie|delta) line \d+:|BEGIN (charlie|delta)/, "no report text before it is expanded");
-    assertTidy(screen);
-    const shown = saying(expanded, dir);
-    const reply = shown.lastIndexOf("Both reports read.");
-    const tail = shown.slice(1, reply).join("").replace(/\s+/g, "");
-    assert.ok(tail.length > 1_000 && waited.replace(/\s+/g, "").endsWith(tail), `the expanded view is the end of what the model got:\n${expanded}`);
+    const lines = assertOwnConversation(screen, dir, {
+      prompt: "PARENT wait for two", tags: ["charlie", "delta"], between: ["subagent_wait"],
+      heading: "subagent_wait: 2 results", artifactDir: daemon.artifactDir,
+    });
+    console.log(`subagent_wait, the conversation drawn:\n  ${lines.slice(lines.indexOf("PARENT wait for two")).join("\n  ")}`);
+    assertExpandedTail(expanded, dir, waited);
   } finally {
     await tui.close();
     await daemon.dispose();
